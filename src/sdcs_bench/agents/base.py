@@ -1,0 +1,60 @@
+"""The one interface every harness adapter implements.
+
+The session runner owns everything around the agent (sandbox, private HOME, cleave watcher,
+git guard, timeout); an adapter only says how to start its harness and how to read what it
+spent. Real harnesses (Claude Code, Codex, ...) are further subclasses with the same shape.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..arms import Arm
+from ..tokens import TokenUsage
+from ..workload import SessionSpec, Workload
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    trial_id: str
+    index: int  # 1-based position in the schedule
+    session: SessionSpec
+    workload: Workload
+    arm: Arm
+    workdir: Path  # the sandbox repository
+    home: Path  # a fresh, private HOME for this session only
+    stage_dir: Path  # where the runner keeps this session's records
+
+
+@dataclass
+class Invocation:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    stdin: bytes | None = None
+    ro_binds: list[Path] = field(default_factory=list)  # extra read-only paths the harness needs
+    network: bool = False
+
+
+class Harness(ABC):
+    name: ClassVar[str]
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        self.cfg = cfg
+
+    @property
+    def is_reference(self) -> bool:
+        return bool(self.cfg.get("reference", False))
+
+    @abstractmethod
+    def invocation(self, ctx: SessionContext) -> Invocation:
+        """The command, environment and input that start one headless session."""
+
+    @abstractmethod
+    def usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage:
+        """What the session spent, as disjoint components."""
+
+    def turns(self, transcript: Path) -> int:
+        return 0

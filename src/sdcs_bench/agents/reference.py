@@ -1,0 +1,46 @@
+"""The built-in reference policies: deterministic agents with no model (SPEC §7)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..tokens import TokenUsage
+from .base import Harness, Invocation, SessionContext
+
+POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
+
+
+class ReferenceHarness(Harness):
+    name = "reference"
+
+    def invocation(self, ctx: SessionContext) -> Invocation:
+        briefing = {
+            "params": dict(self.cfg.get("policy", {})),
+            "prompt": ctx.session.prompt,
+            "skills": [
+                {
+                    "id": req.id,
+                    "text": req.text,
+                    "gold": req.gold.read_text(),
+                    "summary": req.summary,
+                    "summary_patch": req.summary_patch.read_text(),
+                }
+                for req in ctx.workload.requirements
+            ],
+        }
+        return Invocation(
+            argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],
+            stdin=json.dumps(briefing).encode(),
+            ro_binds=[POLICY_SCRIPT],
+            network=False,
+        )
+
+    def usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage:
+        return TokenUsage(source="none")  # no model is called: zero is exact
+
+    def turns(self, transcript: Path) -> int:
+        if not transcript.is_file():
+            return 0
+        return sum(1 for line in transcript.read_text().splitlines() if line.startswith("{"))

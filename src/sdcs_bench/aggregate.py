@@ -1,0 +1,126 @@
+"""Aggregate a study's scorecards into scorecards.csv, ledger.csv and the leaderboard (SPEC §9)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .plan import read_cells
+
+REFERENCE_NOTICE = (
+    "Rows of kind 'reference policy' come from SpecSnap's built-in deterministic policies, which "
+    "call no model. They validate the pipeline against closed-form expectations; they are not "
+    "model results."
+)
+GROUP = ["workload", "arm", "agent", "agent_kind", "variant"]
+
+
+def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
+    diag = card["diagnostics"]
+    notes = diag.get("notes") or {}
+    expected = card.get("expected") or {}
+    return {
+        "trial": card["trial"],
+        "study": card["study"],
+        "workload": card["workload"],
+        "arm": card["arm"],
+        "agent": card["agent"],
+        "agent_kind": card["agent_kind"],
+        "harness": card["harness"],
+        "model": card["model"],
+        "variant": card["variant"],
+        "seed": card["seed"],
+        "n_requirements": card["n_requirements"],
+        "raw": card["raw"],
+        "baseline_ok": card["baseline_ok"],
+        "protected_ok": card["protected_ok"],
+        "violations": card["violations"],
+        "net": card["net"],
+        "tes": card["tes"],
+        "tokens": card["tokens"]["total"],
+        "tokens_source": card["tokens"]["source"],
+        "s1_edit_survived": diag["s1_edit_survived"],
+        "no_cleave": diag["no_cleave"],
+        "cleave_missed": diag["cleave_missed"],
+        "notes_tokens": notes.get("tokens"),
+        "notes_cap_tokens": notes.get("cap_tokens"),
+        "notes_cap_exceeded": notes.get("cap_exceeded"),
+        "expected_net": expected.get("net"),
+        "matches_expected": (card["net"] == expected["net"]) if expected else None,
+        "requirements": json.dumps(card["requirements"], sort_keys=True),
+    }
+
+
+def _ledger_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for stage in sorted(trial_dir.glob("session_*/stage.json"), key=lambda p: int(p.parent.name.split("_")[1])):
+        rec = json.loads(stage.read_text())["session"]
+        rows.append(
+            {
+                "trial": card["trial"],
+                "agent": card["agent"],
+                "agent_kind": card["agent_kind"],
+                "session": rec["session"],
+                "status": rec["status"],
+                "cleave_fired": rec["cleave"]["fired"],
+                "wall_s": rec["wall_s"],
+                "turns": rec["turns"],
+                **{f"tokens_{k}": v for k, v in rec["tokens"].items()},
+            }
+        )
+    return rows
+
+
+def aggregate(study_dir: Path) -> pd.DataFrame:
+    cells = read_cells(study_dir / "plan" / "cells.tsv")
+    cards, ledger = [], []
+    for cell in cells:
+        trial_dir = study_dir / "trials" / cell["trial"]
+        card = json.loads((trial_dir / "score" / "scorecard.json").read_text())
+        cards.append(_scorecard_row(card))
+        ledger += _ledger_rows(trial_dir, card)
+    scorecards = pd.DataFrame(cards)
+    scorecards.to_csv(study_dir / "scorecards.csv", index=False)
+    pd.DataFrame(ledger).to_csv(study_dir / "ledger.csv", index=False)
+    board = leaderboard(scorecards)
+    board.to_csv(study_dir / "leaderboard.csv", index=False)
+    study = cards[0]["study"] if cards else study_dir.name
+    (study_dir / "leaderboard.md").write_text(to_markdown(board, study))
+    payload = {"study": study, "notice": REFERENCE_NOTICE, "rows": json.loads(board.to_json(orient="records"))}
+    (study_dir / "leaderboard.json").write_text(json.dumps(payload, indent=2))
+    return board
+
+
+def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
+    board = (
+        scorecards.groupby(GROUP, sort=True)
+        .agg(
+            trials=("trial", "count"),
+            n_requirements=("n_requirements", "first"),
+            raw=("raw", "mean"),
+            net=("net", "mean"),
+            tes=("tes", "mean"),
+            tokens=("tokens", "mean"),
+            s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
+            expected_net=("expected_net", "first"),
+            matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
+        )
+        .reset_index()
+    )
+    return board.round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "s1_edit_survived": 2})
+
+
+def to_markdown(board: pd.DataFrame, study: str) -> str:
+    lines = [f"# SpecSnap leaderboard: study `{study}`", ""]
+    if (board["agent_kind"] == "reference policy").any():
+        lines += [f"> {REFERENCE_NOTICE}", ""]
+    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "raw", "net", "n_requirements", "tes",
+            "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
+    lines.append("| " + " | ".join(cols) + " |")
+    lines.append("|" + "---|" * len(cols))
+    for row in board[cols].itertuples(index=False):
+        lines.append("| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |")
+    return "\n".join(lines) + "\n"

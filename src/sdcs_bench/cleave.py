@@ -1,0 +1,194 @@
+"""The cleave controller (SPEC §2): stop a session at its first qualifying ``.py`` write.
+
+Three layers, so that the edit can never be committed:
+1. a filesystem watcher (watchdog/inotify) that, on the qualifying write, arms the git guard and
+   kills the session's whole process group;
+2. a git guard: a ``reference-transaction`` hook in the sandbox repository, which no
+   ``--no-verify`` skips, refusing every ref update once the cleave fired and, while a
+   first-edit rule is armed, any commit that carries a qualifying ``.py`` change (this closes
+   the race of ``edit && git commit`` in one shell command);
+3. harness-specific hooks where a harness offers them (added by adapters).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from .sandbox.base import kill_group
+from .workload import CleaveRule
+
+GUARD_STATES = ("off", "armed", "watch", "cleaved")
+ZERO = "0" * 40
+
+
+def exempt_patterns(protected: Iterable[str], memory_files: Iterable[str]) -> list[str]:
+    """Paths whose writes never count as a source edit: visible tests and the arm's memory files.
+    ``*`` matches across ``/`` (as in a shell ``case``), so ``tests/**`` and ``tests/*`` agree."""
+    return sorted({p.replace("**", "*") for p in protected} | set(memory_files))
+
+
+def qualifies(relpath: str, exempt: Iterable[str]) -> bool:
+    if not relpath.endswith(".py") or relpath.startswith(".git/"):
+        return False
+    return not any(fnmatch.fnmatchcase(relpath, pat) for pat in exempt)
+
+
+def _sh_quote_pattern(pattern: str) -> str:
+    # Quote everything but the wildcards, so a pattern matches exactly as fnmatch does.
+    out = []
+    for ch in pattern:
+        out.append(ch if ch in "*?" else "'" + ch.replace("'", "'\\''") + "'")
+    return "".join(out)
+
+
+def guard_hook(exempt: Iterable[str]) -> str:
+    patterns = "|".join(_sh_quote_pattern(p) for p in exempt) or "''"
+    return f"""#!/bin/sh
+# SpecSnap git guard (reference-transaction hook; --no-verify does not skip it).
+[ "$1" = prepared ] || exit 0
+state_file="$(git rev-parse --git-dir)/specsnap/guard"
+state="$(cat "$state_file" 2>/dev/null)"
+refuse() {{ echo "specsnap: $1; this commit is refused" >&2; exit 1; }}
+qualifies() {{
+  case "$1" in
+    .git/*|{patterns}) return 1 ;;
+    *.py) return 0 ;;
+  esac
+  return 1
+}}
+case "$state" in
+  cleaved) refuse "this session was cleaved" ;;
+  armed)
+    while read -r old new ref; do
+      case "$ref" in refs/heads/*) ;; *) continue ;; esac
+      [ "$new" = {ZERO} ] && continue
+      if [ "$old" = {ZERO} ]; then
+        files="$(git diff-tree --no-commit-id --name-only -r --root "$new")"
+      else
+        files="$(git diff --name-only "$old" "$new")"
+      fi
+      echo "$files" | while IFS= read -r f; do
+        if qualifies "$f"; then exit 3; fi
+      done
+      if [ $? -eq 3 ]; then
+        echo cleaved > "$state_file"
+        refuse "the session's first .py edit may not be committed (cleave)"
+      fi
+    done
+    ;;
+esac
+exit 0
+"""
+
+
+def install_guard(repo: Path, exempt: Iterable[str]) -> None:
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    hook = hooks / "reference-transaction"
+    hook.write_text(guard_hook(exempt))
+    hook.chmod(0o755)
+    set_guard(repo, "off")
+
+
+def set_guard(repo: Path, state: str) -> None:
+    assert state in GUARD_STATES, state
+    path = repo / ".git" / "specsnap" / "guard"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(state + "\n")
+
+
+def guard_state(repo: Path) -> str:
+    try:
+        return (repo / ".git" / "specsnap" / "guard").read_text().strip()
+    except FileNotFoundError:
+        return "off"
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, controller: CleaveController) -> None:
+        self.controller = controller
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed"):
+            return
+        path = event.dest_path if event.event_type == "moved" else event.src_path
+        self.controller.observe(os.fsdecode(path), event.event_type)
+
+
+class CleaveController:
+    """Watches one sandbox during one session and enforces its cleave rule."""
+
+    def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str]) -> None:
+        self.workdir = workdir.resolve()
+        self.rule = rule
+        self.exempt = list(exempt)
+        self.fired = threading.Event()
+        self.record: dict = {"fired": False}
+        self._lock = threading.Lock()
+        self._pgid: int | None = None
+        self._edits: list[str] = []
+        self._t0 = time.monotonic()
+        self._observer = Observer()
+
+    def start(self) -> None:
+        set_guard(self.workdir, self._initial_guard_state())
+        if self.rule.active:
+            self._observer.schedule(_Handler(self), str(self.workdir), recursive=True)
+            self._observer.start()
+        self._t0 = time.monotonic()
+
+    def _initial_guard_state(self) -> str:
+        if not self.rule.active:
+            return "off"
+        return "armed" if self.rule.kind == "first_py_edit" or (self.rule.kind == "nth_py_edit" and self.rule.n == 1) else "watch"
+
+    def attach(self, pgid: int) -> None:
+        with self._lock:
+            self._pgid = pgid
+            if self.fired.is_set():
+                kill_group(pgid)
+
+    def observe(self, abspath: str, kind: str) -> None:
+        try:
+            rel = Path(abspath).resolve().relative_to(self.workdir).as_posix()
+        except ValueError:
+            return
+        if not qualifies(rel, self.exempt):
+            return
+        with self._lock:
+            if self.fired.is_set():
+                return
+            needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
+            if needed > 1:
+                # Counting edits: one edit is one completed write (close) or move into place.
+                if kind not in ("closed", "moved"):
+                    return
+                self._edits.append(rel)
+                if len(self._edits) < needed:
+                    return
+            # A first-edit rule fires on the first change of any kind, before the write closes.
+            set_guard(self.workdir, "cleaved")  # commits are refused from here on
+            if self._pgid is not None:
+                kill_group(self._pgid)
+            self.fired.set()
+            self.record = {
+                "fired": True,
+                "by": "watcher",
+                "rule": str(self.rule),
+                "path": rel,
+                "at_s": round(time.monotonic() - self._t0, 4),
+                "wall_time": time.time(),
+            }
+
+    def stop(self) -> None:
+        if self._observer.is_alive():
+            self._observer.stop()
+            self._observer.join(timeout=10)

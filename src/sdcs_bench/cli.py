@@ -1,0 +1,238 @@
+"""The ``specsnap`` command line (``python -m sdcs_bench.cli`` is the same)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .errors import SpecSnapError
+
+app = typer.Typer(
+    help="SpecSnap: what survives when a coding agent's session is cut off mid-task.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+TierOpt = Annotated[Optional[int], typer.Option("--tier", help="shorthand for --workload tier_N")]
+WorkloadOpt = Annotated[Optional[str], typer.Option("--workload", help="workload id (see `specsnap list workloads`)")]
+BackendOpt = Annotated[str, typer.Option("--backend", help="sandbox backend: auto, bwrap or local")]
+ResultsOpt = Annotated[Path, typer.Option("--results", help="results directory")]
+
+
+class Listable(str, Enum):
+    workloads = "workloads"
+    arms = "arms"
+    agents = "agents"
+    variants = "variants"
+    studies = "studies"
+
+
+class Format(str, Enum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
+def _console():
+    from rich.console import Console
+
+    return Console()
+
+
+def _workload(workload: str | None, tier: int | None):
+    from .workload import load_workload, resolve_workload_id
+
+    return load_workload(resolve_workload_id(workload, tier))
+
+
+@app.command("list")
+def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> None:
+    """List the workloads, arms, agents, variants or studies that conf/ defines."""
+    from rich.table import Table
+
+    from . import config
+
+    group = {"workloads": "workload", "arms": "arm", "agents": "agent", "variants": "variant", "studies": "study"}[what.value]
+    table = Table(title=what.value)
+    table.add_column("name")
+    table.add_column("kind" if group == "agent" else "")
+    table.add_column("description")
+    for name in config.options(group):
+        cfg = config.entity(group, name)
+        kind = ("reference policy (no model)" if cfg.get("reference") else "model") if group == "agent" else ""
+        table.add_row(name, kind, " ".join(str(cfg.get("description", "")).split()))
+    _console().print(table)
+
+
+@app.command("validate-workload")
+def validate_workload(
+    workload: Annotated[str, typer.Argument(help="workload id, e.g. tier_2")],
+    backend: BackendOpt = "auto",
+) -> None:
+    """Check a workload as SPEC §3 requires: baseline, gold (full and per requirement), data."""
+    from .sandbox import make_backend
+    from .validate import validate_workload as run
+
+    wl = _workload(workload, None)
+    console = _console()
+    checks = run(wl, make_backend(backend), progress=lambda msg: console.print(f"[dim]checking {msg}[/]"))
+    if checks.failures:
+        for failure in checks.failures:
+            console.print(f"[red]FAIL[/] {failure}")
+        console.print(f"workload {wl.id}: {len(checks.failures)} check(s) failed, {checks.passed} passed")
+        raise typer.Exit(1)
+    console.print(f"workload {wl.id}: all {checks.passed} checks passed")
+
+
+@app.command("scaffold-sandbox")
+def scaffold_sandbox(
+    arm: Annotated[Optional[str], typer.Option("--arm", help="arm (see `specsnap list arms`)")] = None,
+    dest: Annotated[Optional[Path], typer.Option("--dest", help="new directory for the sandbox")] = None,
+    tier: TierOpt = None,
+    workload: WorkloadOpt = None,
+    trial: Annotated[Optional[Path], typer.Option("--trial", help="pipeline: a trial config from `plan`")] = None,
+    stage_dir: Annotated[Optional[Path], typer.Option("--stage-dir", help="pipeline: the stage's output dir")] = None,
+) -> None:
+    """Create a clean, git-initialised sandbox: the workload's baseline plus the arm's files."""
+    if trial is not None:
+        from .stages import load_trial, run_scaffold_stage
+
+        run_scaffold_stage(load_trial(trial), _need(stage_dir, "--stage-dir"))
+        return
+    from . import config
+    from .arms import Arm
+    from .scaffold import scaffold
+
+    wl = _workload(workload, tier)
+    arm_obj = Arm.from_config(config.entity("arm", _need(arm, "--arm", config.options("arm"))))
+    meta = scaffold(wl, arm_obj, _need(dest, "--dest"))
+    _console().print(f"sandbox for {wl.id} + {arm_obj.name} at {dest} (baseline commit {meta['baseline_commit'][:12]})")
+
+
+def _need(value, flag: str, choices=None):
+    if value is None:
+        raise SpecSnapError(f"{flag} is required", choices)
+    return value
+
+
+@app.command("run-session")
+def run_session(
+    trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
+    session: Annotated[int, typer.Option("--session", min=1, help="1-based session number")],
+    from_stage: Annotated[Path, typer.Option("--from", help="the previous stage's directory")],
+    stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
+) -> None:
+    """Pipeline: run one session of a trial from its predecessor's snapshot."""
+    from .stages import load_trial, run_session_stage
+
+    cfg = load_trial(trial)
+    if session > len(cfg["schedule"]):
+        raise SpecSnapError(f"trial {cfg['trial_id']} has {len(cfg['schedule'])} session(s), not {session}")
+    record = run_session_stage(cfg, session, from_stage, stage_dir)
+    s = record["session"]
+    print(f"{cfg['trial_id']} {s['session']}: {s['status']}, {s['turns']} turns, {s['wall_s']} s", file=sys.stderr)
+
+
+@app.command("score")
+def score(
+    trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
+    from_stage: Annotated[Path, typer.Option("--from", help="the last session's stage directory")],
+    stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
+) -> None:
+    """Pipeline: score a trial's final snapshot."""
+    from .stages import load_trial, run_score_stage
+
+    record = run_score_stage(load_trial(trial), from_stage, stage_dir)
+    print(f"{record['trial']}: raw {record['raw']}, net {record['net']}", file=sys.stderr)
+
+
+@app.command("evaluate-sandbox")
+def evaluate_sandbox(
+    sandbox: Annotated[Path, typer.Option("--sandbox", help="a sandbox made by scaffold-sandbox")],
+    tokens: Annotated[int, typer.Option("--tokens", min=0, help="total tokens all sessions spent")] = 0,
+    json_out: Annotated[Optional[Path], typer.Option("--json-out", help="write the scorecard here")] = None,
+    tier: TierOpt = None,
+    workload: WorkloadOpt = None,
+    backend: BackendOpt = "auto",
+) -> None:
+    """Score any sandbox, including one a person ran their own agent in by hand."""
+    from .sandbox import make_backend
+    from .scaffold import sandbox_meta
+    from .scoring import score_sandbox
+    from .tokens import TokenUsage
+
+    wl = _workload(workload, tier)
+    meta = sandbox_meta(sandbox)
+    if meta.get("workload") != wl.id:
+        raise SpecSnapError(f"{sandbox} was scaffolded for workload {meta.get('workload')!r}, not {wl.id!r}")
+    card = score_sandbox(wl, sandbox, tokens=TokenUsage.reported(tokens), backend=make_backend(backend))
+    if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(card, indent=2))
+    n = card["n_requirements"]
+    _console().print(
+        f"{wl.id} / {card['arm']}: raw {card['raw']}/{n}, net {card['net']}/{n}, TES {card['tes']}, "
+        f"baseline_ok {card['baseline_ok']}, protected_ok {card['protected_ok']}, violations {card['violations']}"
+    )
+
+
+@app.command("plan")
+def plan(
+    study: Annotated[str, typer.Option("--study", help="a study in conf/study/")] = "smoke",
+    override: Annotated[Optional[list[str]], typer.Option("--override", help="Hydra override (repeatable)")] = None,
+    results: ResultsOpt = Path("results"),
+) -> None:
+    """Compose conf/ once into results/<study>/plan/ (cells.tsv + one config per trial)."""
+    from .plan import make_plan, write_plan
+
+    p = make_plan(study, override or [], results)
+    changed = write_plan(p)
+    print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed", file=sys.stderr)
+
+
+@app.command("aggregate")
+def aggregate(
+    study: Annotated[str, typer.Option("--study", help="the study to aggregate")] = "smoke",
+    results: ResultsOpt = Path("results"),
+) -> None:
+    """Collect a study's scorecards into scorecards.csv, ledger.csv and leaderboard.{csv,md,json}."""
+    from .aggregate import aggregate as run
+
+    board = run(results / study)
+    print(f"study {study}: leaderboard with {len(board)} rows", file=sys.stderr)
+
+
+@app.command("leaderboard")
+def leaderboard(
+    format: Annotated[Format, typer.Option("--format", help="table, markdown or json")] = Format.table,
+    study: Annotated[str, typer.Option("--study", help="the local study to show")] = "smoke",
+    results: ResultsOpt = Path("results"),
+) -> None:
+    """Print the study's published tables (labelled as such) beside local results."""
+    from . import leaderboard as lb
+
+    study_dir = results / study
+    if format is Format.json:
+        print(lb.as_json(study_dir))
+    elif format is Format.markdown:
+        print(lb.as_markdown(study_dir))
+    else:
+        lb.print_table(study_dir)
+
+
+def main() -> None:
+    try:
+        app()
+    except SpecSnapError as exc:
+        print(f"specsnap: error: {exc}", file=sys.stderr)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

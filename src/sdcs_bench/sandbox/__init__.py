@@ -1,0 +1,30 @@
+"""Sandbox backends behind one interface (SPEC §8): bwrap (default), local (development only)."""
+
+from __future__ import annotations
+
+from ..errors import unknown
+from .base import Backend, SandboxLeak
+from .bwrap import BwrapBackend
+from .local import LocalBackend
+
+BACKENDS: dict[str, type[Backend]] = {"bwrap": BwrapBackend, "local": LocalBackend}
+CHOICES = ("auto", *BACKENDS)
+
+
+def resolve_backend_name(name: str) -> str:
+    if name not in CHOICES:
+        raise unknown("sandbox backend", name, CHOICES)
+    if name == "auto":
+        return "bwrap" if BwrapBackend.available() else "local"
+    return name
+
+
+def make_backend(name: str = "auto") -> Backend:
+    name = resolve_backend_name(name)
+    backend_cls = BACKENDS[name]
+    if not backend_cls.available():
+        raise unknown("available sandbox backend", name, [n for n, c in BACKENDS.items() if c.available()])
+    return backend_cls()
+
+
+__all__ = ["BACKENDS", "CHOICES", "Backend", "SandboxLeak", "make_backend", "resolve_backend_name"]

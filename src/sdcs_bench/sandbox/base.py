@@ -1,0 +1,118 @@
+"""What a sandbox backend must do: start a process group inside the sandbox and prove isolation."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import IO, ClassVar
+
+from ..paths import default_work_root, project_root
+
+
+class SandboxLeak(RuntimeError):
+    """Hidden tests or gold reached, or could reach, an agent's sandbox."""
+
+
+def base_env(home: Path) -> dict[str, str]:
+    """The whole environment an agent or scorer starts with: nothing of ours leaks through."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TMPDIR": "/tmp",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_TERMINAL_PROMPT": "0",
+    }
+
+
+def hidden_roots() -> list[Path]:
+    """What no agent may see: the invoking user's HOME (credentials, harness histories), the project
+    tree (workloads, hidden tests, gold, results) and the scratch area of other trials' sandboxes."""
+    return [Path.home(), project_root(), default_work_root()]
+
+
+def runtime_roots() -> list[Path]:
+    """What must stay readable for our own interpreter (and pytest) to start inside the sandbox."""
+    roots = {Path(sys.prefix), Path(sys.base_prefix), Path(sysconfig.get_paths()["purelib"])}
+    roots |= {Path(__file__).resolve().parents[1]}  # the sdcs_bench package itself (editable installs)
+    return sorted(r.resolve() for r in roots)
+
+
+class Backend(ABC):
+    name: ClassVar[str]
+    isolated: ClassVar[bool]
+
+    @classmethod
+    @abstractmethod
+    def available(cls) -> bool: ...
+
+    @abstractmethod
+    def wrap(
+        self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path]
+    ) -> list[str]:
+        """The command line that runs ``argv`` inside the sandbox."""
+
+    def spawn(
+        self,
+        argv: list[str],
+        *,
+        workdir: Path,
+        home: Path,
+        env: dict[str, str],
+        network: bool = False,
+        ro_binds: list[Path] | None = None,
+        stdin: int | IO | None = subprocess.DEVNULL,
+        stdout: int | IO | None = None,
+        stderr: int | IO | None = None,
+    ) -> subprocess.Popen:
+        """Start ``argv`` as the leader of a new process group (so one kill ends all of it)."""
+        cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []))
+        return subprocess.Popen(
+            cmd, cwd=workdir, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+        )
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        workdir: Path,
+        home: Path,
+        env: dict[str, str],
+        timeout: float,
+        network: bool = False,
+        ro_binds: list[Path] | None = None,
+    ) -> tuple[int | None, bytes, bytes]:
+        """Run to completion; on timeout kill the whole group and return ``None`` as exit code."""
+        proc = self.spawn(
+            argv, workdir=workdir, home=home, env=env, network=network, ro_binds=ro_binds,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        try:
+            out, err = proc.communicate(timeout=timeout)
+            return proc.returncode, out, err
+        except subprocess.TimeoutExpired:
+            kill_group(proc.pid)
+            out, err = proc.communicate()
+            return None, out, err
+
+    def leak_probe(self, workdir: Path, home: Path, secrets: list[Path]) -> list[Path]:
+        """The secret paths a process in this sandbox can see (must be empty for isolation)."""
+        script = "import os,sys\nfor p in sys.argv[1:]:\n    print(p) if os.path.exists(p) else None"
+        code, out, _ = self.run(
+            [sys.executable, "-I", "-c", script, *map(str, secrets)],
+            workdir=workdir, home=home, env=base_env(home), timeout=60,
+        )
+        return [Path(line) for line in out.decode().splitlines() if line]
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,28 @@
+"""Plain subprocesses: no isolation at all. For development only; every use warns."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from .base import Backend
+
+
+class LocalBackend(Backend):
+    name = "local"
+    isolated = False
+    _warned = False
+
+    @classmethod
+    def available(cls) -> bool:
+        return True
+
+    def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path]) -> list[str]:
+        if not LocalBackend._warned:
+            warnings.warn(
+                "sandbox backend 'local' gives the agent no isolation: it can read hidden tests and "
+                "gold. Use it for development only; install bubblewrap for real runs.",
+                stacklevel=3,
+            )
+            LocalBackend._warned = True
+        return list(argv)

@@ -1,0 +1,70 @@
+"""Scaffold (SPEC §2.1): baseline + arm files, git init, one baseline commit, a manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .arms import Arm
+from .cleave import exempt_patterns, install_guard
+from .errors import SpecSnapError
+from .gitutil import commit_all, init_repo
+from .workload import Workload
+
+META = Path(".git") / "specsnap" / "sandbox.json"
+IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")
+
+
+def manifest(root: Path) -> dict[str, str]:
+    """SHA-256 of every file of the working tree (``.git`` excluded)."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if path.is_file() and rel.parts[0] != ".git":
+            out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
+    dest = dest.resolve()
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise SpecSnapError(f"{dest} already exists and is not an empty directory; choose a new --dest")
+    shutil.copytree(workload.baseline_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    for file in arm.files:
+        target = dest / file.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(file.text)
+    init_repo(dest)
+    (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
+    (dest / ".git" / "info" / "exclude").write_text("\n".join(IGNORED) + "\n")
+    baseline_commit = commit_all(dest, f"SpecSnap baseline: {workload.id} + arm {arm.name}")
+    install_guard(dest, exempt_patterns(workload.protected, arm.memory_files))
+    meta = {
+        "specsnap_version": __version__,
+        "workload": workload.id,
+        "workload_fingerprint": workload.fingerprint(),
+        "arm": arm.name,
+        "memory_files": list(arm.memory_files),
+        "notes_file": arm.notes_file,
+        "notes_cap_tokens": arm.notes_cap_tokens,
+        "baseline_commit": baseline_commit,
+        "manifest": manifest(dest),
+    }
+    (dest / META).write_text(json.dumps(meta, indent=2))
+    return meta
+
+
+def sandbox_meta(path: Path) -> dict[str, Any]:
+    """The scaffold record of a sandbox, or a clear error if ``path`` is not a SpecSnap sandbox."""
+    meta = path / META
+    if not path.is_dir():
+        raise SpecSnapError(f"{path} is not a directory")
+    if not meta.is_file():
+        raise SpecSnapError(
+            f"{path} is not a SpecSnap sandbox (no {META.as_posix()}); create one with `specsnap scaffold-sandbox`"
+        )
+    return json.loads(meta.read_text())

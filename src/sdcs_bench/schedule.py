@@ -1,0 +1,29 @@
+"""A trial's session schedule: the workload's own, transformed by the variant (SPEC §2, §5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import unknown
+from .workload import NEUTRAL_PROMPT, CleaveRule, SessionSpec, Workload
+
+TRANSFORMS = ("as_workload", "single_session")
+
+
+def effective_schedule(workload: Workload, variant: dict[str, Any]) -> tuple[SessionSpec, ...]:
+    kind = variant.get("schedule", "as_workload")
+    if kind not in TRANSFORMS:
+        raise unknown(f"schedule transform of variant {variant.get('name')!r}:", str(kind), TRANSFORMS)
+    sessions = workload.schedule
+    if kind == "single_session":
+        # The control: everything the schedule would tell the agent, in one session, never cleaved.
+        prompts = [s.prompt for s in sessions if s.prompt != NEUTRAL_PROMPT]
+        sources = [s.prompt_source for s in sessions if s.prompt != NEUTRAL_PROMPT]
+        sessions = (SessionSpec("S1", "\n\n".join(prompts), " + ".join(sources), CleaveRule("none")),)
+    override = variant.get("cleave")
+    if override:
+        rule = CleaveRule.parse(override)
+        sessions = tuple(
+            SessionSpec(s.name, s.prompt, s.prompt_source, rule if s.cleave.active else s.cleave) for s in sessions
+        )
+    return sessions

@@ -1,0 +1,153 @@
+"""Pipeline stages of one trial (SPEC §9): scaffold -> session_k -> score.
+
+Each stage starts from its predecessor's snapshot alone and ends by writing, atomically, a
+snapshot of the sandbox and ``stage.json`` (written last: its presence means the stage is done).
+So every stage is restartable, cacheable, and can run as a cluster job on another machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .agents.expectations import expected_reference_score
+from .arms import Arm
+from .sandbox import make_backend
+from .scaffold import scaffold
+from .schedule import effective_schedule
+from .scoring import score_sandbox
+from .session import run_session, session_records
+from .tokens import TokenUsage
+from .workload import load_workload
+
+SNAPSHOT = "snapshot.tar.gz"
+STAGE = "stage.json"
+
+
+def load_trial(path: Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text())
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def write_snapshot(workdir: Path, stage_dir: Path) -> Path:
+    target = stage_dir / SNAPSHOT
+    fd, tmp = tempfile.mkstemp(prefix=f".{SNAPSHOT}.", dir=stage_dir)
+    os.close(fd)
+    with tarfile.open(tmp, "w:gz") as tar:
+        for path in sorted(workdir.rglob("*")):
+            if "__pycache__" in path.parts:
+                continue
+            tar.add(path, arcname=path.relative_to(workdir).as_posix(), recursive=False)
+    os.replace(tmp, target)
+    return target
+
+
+def restore_snapshot(stage_dir: Path, workdir: Path) -> None:
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    workdir.mkdir(parents=True)
+    with tarfile.open(stage_dir / SNAPSHOT) as tar:
+        tar.extractall(workdir, filter="tar")
+
+
+def trial_workdir(trial: dict[str, Any]) -> Path:
+    return Path(trial["work_dir"]) / "sandbox"
+
+
+def _finish(stage_dir: Path, name: str, trial: dict, started: float, **fields: Any) -> dict[str, Any]:
+    record = {
+        "stage": name,
+        "trial": trial["trial_id"],
+        "status": "done",
+        "started": started,
+        "finished": time.time(),
+        "wall_s": round(time.time() - started, 3),
+        "reference_policy": bool(trial["agent"].get("reference")),
+        **fields,
+    }
+    atomic_write(stage_dir / STAGE, json.dumps(record, indent=2, default=str))
+    return record
+
+
+def run_scaffold_stage(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any]:
+    started = time.time()
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    workdir = trial_workdir(trial)
+    if workdir.exists():
+        shutil.rmtree(workdir)
+    meta = scaffold(load_workload(trial["workload"]["id"]), Arm.from_config(trial["arm"]), workdir)
+    write_snapshot(workdir, stage_dir)
+    atomic_write(stage_dir / "manifest.json", json.dumps(meta["manifest"], indent=2))
+    return _finish(stage_dir, "scaffold", trial, started, baseline_commit=meta["baseline_commit"])
+
+
+def run_session_stage(trial: dict[str, Any], index: int, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
+    started = time.time()
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    workload = load_workload(trial["workload"]["id"])
+    schedule = effective_schedule(workload, trial["variant"])
+    workdir = trial_workdir(trial)
+    restore_snapshot(prev_stage, workdir)
+    record = run_session(
+        trial_id=trial["trial_id"],
+        index=index,
+        session=schedule[index - 1],
+        workload=workload,
+        arm=Arm.from_config(trial["arm"]),
+        agent_cfg=trial["agent"],
+        workdir=workdir,
+        stage_dir=stage_dir,
+        backend=make_backend(trial["sandbox"]["backend"]),
+        timeout_s=float(trial["session"]["timeout_s"]),
+    )
+    if record["cleave"].get("fired"):
+        atomic_write(stage_dir / "cleave.diff", record["cleave"]["diff"])
+    write_snapshot(workdir, stage_dir)
+    return _finish(stage_dir, f"session_{index}", trial, started, tokens=record["tokens"], session=record)
+
+
+def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
+    started = time.time()
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    workload = load_workload(trial["workload"]["id"])
+    with tempfile.TemporaryDirectory(prefix="specsnap-final-") as tmp:
+        final = Path(tmp) / "sandbox"
+        restore_snapshot(prev_stage, final)
+        tokens = TokenUsage(source="none")
+        for rec in session_records(final):
+            tokens = tokens + TokenUsage.from_dict(rec["tokens"])
+        card = score_sandbox(
+            workload, final, tokens=tokens, backend=make_backend(trial["sandbox"]["backend"]),
+            timeout_s=float(trial["scoring"]["timeout_s"]),
+        )
+    expected = expected_reference_score(workload, Arm.from_config(trial["arm"]), trial["agent"], trial["variant"])
+    card = {**trial_labels(trial), **card, "expected": expected}
+    atomic_write(stage_dir / "scorecard.json", json.dumps(card, indent=2))
+    return _finish(stage_dir, "score", trial, started, net=card["net"], raw=card["raw"])
+
+
+def trial_labels(trial: dict[str, Any]) -> dict[str, Any]:
+    agent = trial["agent"]
+    return {
+        "trial": trial["trial_id"],
+        "study": trial["study"],
+        "agent": agent["name"],
+        "agent_kind": "reference policy" if agent.get("reference") else "model",
+        "harness": agent.get("harness"),
+        "model": agent.get("model"),
+        "variant": trial["variant"]["name"],
+        "seed": trial["seed"],
+    }

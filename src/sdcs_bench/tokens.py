@@ -1,0 +1,52 @@
+"""Token usage as disjoint components (SPEC §6): never a vendor's ambiguous 'input'."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+# Where a count came from. "none": the agent calls no model (a reference policy), so zero is exact.
+SOURCES = ("proxy", "native", "estimated", "none")
+
+
+@dataclass(frozen=True)
+class TokenUsage:
+    uncached_input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+    reasoning: int = 0
+    source: str = "none"
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"token source {self.source!r} is not one of {SOURCES}")
+
+    @property
+    def total(self) -> int:
+        return self.uncached_input + self.cache_read + self.cache_write + self.output + self.reasoning
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "total": self.total}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TokenUsage:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        source = self.source if self.source == other.source else _weakest(self.source, other.source)
+        return TokenUsage(
+            *(getattr(self, f.name) + getattr(other, f.name) for f in fields(self) if f.name != "source"),
+            source=source,
+        )
+
+    @classmethod
+    def reported(cls, total: int) -> TokenUsage:
+        """A total a person reported by hand (evaluate-sandbox --tokens): kept as uncached input."""
+        return cls(uncached_input=int(total), source="estimated" if total else "none")
+
+
+def _weakest(a: str, b: str) -> str:
+    """A sum is only as trustworthy as its least exact part."""
+    order = {"none": 0, "proxy": 1, "native": 2, "estimated": 3}
+    return max(a, b, key=order.__getitem__)

@@ -1,0 +1,130 @@
+"""``specsnap validate-workload`` (SPEC §3): the checks SWE-bench runs on gold and empty patches,
+plus the data the reference policies rely on."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from .leakcheck import secret_file_hashes
+from .sandbox import Backend
+from .sandbox.base import base_env
+from .scoring.junit import junit_key
+from .scoring.scorer import evaluate_tree
+from .workload import Workload
+
+
+class Checks:
+    def __init__(self, progress: Callable[[str], None] | None = None) -> None:
+        self.failures: list[str] = []
+        self.passed = 0
+        self.progress = progress or (lambda _msg: None)
+
+    def expect(self, ok: bool, message: str) -> bool:
+        if ok:
+            self.passed += 1
+        else:
+            self.failures.append(message)
+        return ok
+
+
+def _tree(workload: Workload, tmp: Path, name: str, patches: list[Path]) -> Path:
+    tree = tmp / name
+    shutil.copytree(workload.baseline_dir, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    for patch in patches:
+        proc = subprocess.run(["git", "apply", str(patch)], cwd=tree, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"{patch.name} does not apply: {proc.stderr.strip()}")
+    return tree
+
+
+def _applies(tree: Path, patch: Path) -> bool:
+    return subprocess.run(["git", "apply", "--check", str(patch)], cwd=tree, capture_output=True).returncode == 0
+
+
+def _visible_tests_pass(workload: Workload, tree: Path, backend: Backend) -> bool:
+    home = tree / ".home"
+    home.mkdir(exist_ok=True)
+    argv = [sys.executable, "-I", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "pythonpath=.",
+            "--rootdir", ".", *workload.visible_tests]
+    code, _, _ = backend.run(argv, workdir=tree, home=home, env=base_env(home), timeout=600)
+    return code == 0
+
+
+def validate_workload(workload: Workload, backend: Backend, progress: Callable[[str], None] | None = None) -> Checks:
+    c = Checks(progress)
+    reqs = workload.requirements
+    ids = [r.id for r in reqs]
+    c.expect(len(ids) == len(set(ids)), f"requirement ids are not unique: {ids}")
+    listed = list(workload.baseline_tests) + [t for r in reqs for t in r.tests]
+    c.expect(len(listed) == len(set(listed)), "a hidden test is listed twice")
+    canary = workload.canary
+    secret_hashes = secret_file_hashes(workload)
+    for root in workload.secret_dirs():
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            c.expect(canary in path.read_text(errors="replace"), f"{path.relative_to(workload.root)} lacks the canary")
+    for root in (workload.baseline_dir, workload.root / "prompts"):
+        for path in (p for p in root.rglob("*") if p.is_file()):
+            c.expect(canary not in path.read_text(errors="replace"),
+                     f"{path.relative_to(workload.root)} contains the canary: hidden content leaked into what agents see")
+            c.expect(hashlib.sha256(path.read_bytes()).hexdigest() not in secret_hashes,
+                     f"{path.relative_to(workload.root)} is a copy of a hidden test or gold file")
+    for r in reqs:
+        c.expect(r.gold.is_file(), f"{r.id}: gold patch {r.gold} is missing")
+        c.expect(r.from_summary is None or r.from_summary.is_file(), f"{r.id}: from_summary patch is missing")
+    if c.failures:
+        return c
+
+    with tempfile.TemporaryDirectory(prefix="specsnap-validate-") as tmpdir:
+        tmp = Path(tmpdir)
+        c.progress("baseline")
+        base = _tree(workload, tmp, "baseline", [])
+        c.expect(_visible_tests_pass(workload, base, backend), "baseline: the visible tests do not pass")
+        result = evaluate_tree(workload, base, backend)
+        passed = result["passed"]
+        for t in workload.baseline_tests:
+            c.expect(passed[t], f"baseline: hidden baseline test {t} fails")
+        for r in reqs:
+            for t in r.tests:
+                c.expect(not passed[t], f"baseline: {r.id} test {t} already passes")
+        c.expect(result["boundaries"]["violations"] == 0, f"baseline breaks wiring.yaml: {result['boundaries']['details']}")
+
+        c.progress("full gold")
+        gold = _tree(workload, tmp, "gold", [r.gold for r in reqs])
+        c.expect(_visible_tests_pass(workload, gold, backend), "full gold: the visible tests do not pass")
+        result = evaluate_tree(workload, gold, backend)
+        for t, ok in result["passed"].items():
+            c.expect(ok, f"full gold: {t} fails")
+        c.expect(result["boundaries"]["violations"] == 0, f"full gold breaks wiring.yaml: {result['boundaries']['details']}")
+        reported = {tuple(k) for k in result["run"]["reported"]}
+        expected = {junit_key(t) for t in listed}
+        for key in sorted(reported - expected):
+            c.expect(False, f"hidden test {'::'.join(key)} is not listed in workload.yaml")
+        for t in listed:
+            c.expect(junit_key(t) in reported, f"listed hidden test {t} was not collected")
+
+        for r in reqs:
+            c.progress(f"gold {r.id} alone")
+            tree = _tree(workload, tmp, f"gold-{r.id}", [r.gold])
+            passed = evaluate_tree(workload, tree, backend)["passed"]
+            for other in reqs:
+                for t in other.tests:
+                    want = other.id == r.id
+                    c.expect(passed[t] == want, f"gold {r.id} alone: {t} {'fails' if want else 'passes'}")
+            for t in workload.baseline_tests:
+                c.expect(passed[t], f"gold {r.id} alone: baseline test {t} fails")
+            if r.from_summary is None:
+                continue
+            c.progress(f"summary patch {r.id}")
+            c.expect(not _applies(tree, r.from_summary),
+                     f"{r.id}: the summary patch still applies on top of the gold (it must conflict)")
+            wrong = _tree(workload, tmp, f"wrong-{r.id}", [r.from_summary])
+            passed = evaluate_tree(workload, wrong, backend)["passed"]
+            c.expect(not all(passed[t] for t in r.tests), f"{r.id}: the summary patch passes every test of its requirement")
+            c.expect(all(passed[t] for t in workload.baseline_tests), f"{r.id}: the summary patch breaks a baseline test")
+    return c

@@ -1,0 +1,255 @@
+"""Workloads: a baseline repository, a session schedule, hidden tests and gold, as data.
+
+A workload is a directory with ``workload.yaml`` (see SPEC §3); it is registered by a file
+``conf/workload/<id>.yaml`` naming that directory. Nothing here runs code from the workload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from .errors import SpecSnapError, unknown
+from .paths import conf_dir, project_root
+
+# The protocol's fixed continuation prompt (data, quoted verbatim from the original protocol).
+NEUTRAL_PROMPT = (
+    "Continue from the current workspace state, complete all remaining requirements across the "
+    "packages, verify all tests pass, and commit your work."
+)
+
+CLEAVE_KINDS = ("none", "first_py_edit", "nth_py_edit", "first_py_edit_after_commit")
+_REQ_HEADING = re.compile(r"^### (?P<id>[A-Z][A-Z0-9]*-[A-Z0-9-]+) — (?P<title>.+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class CleaveRule:
+    """When a session is stopped: never, or at the N-th qualifying ``.py`` write."""
+
+    kind: str
+    n: int = 1
+
+    @classmethod
+    def parse(cls, text: str | None) -> CleaveRule:
+        text = (text or "none").strip()
+        kind, _, arg = text.partition(":")
+        if kind not in CLEAVE_KINDS:
+            raise unknown("cleave rule", text, CLEAVE_KINDS)
+        if kind == "nth_py_edit":
+            if not arg.isdigit() or int(arg) < 1:
+                raise SpecSnapError(f"cleave rule {text!r} needs a positive count, e.g. nth_py_edit:3")
+            return cls(kind, int(arg))
+        if arg:
+            raise SpecSnapError(f"cleave rule {kind!r} takes no argument (got {text!r})")
+        return cls(kind)
+
+    @property
+    def active(self) -> bool:
+        return self.kind != "none"
+
+    def __str__(self) -> str:
+        return f"nth_py_edit:{self.n}" if self.kind == "nth_py_edit" else self.kind
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    name: str
+    prompt: str
+    prompt_source: str
+    cleave: CleaveRule
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    package: str
+    title: str
+    files: tuple[str, ...]
+    tests: tuple[str, ...]
+    gold: Path
+    summary: str
+    from_summary: Path | None  # None: the one-line summary keeps every tested detail
+    text: str  # the requirement's full section of the sprint, verbatim
+
+    @property
+    def summary_patch(self) -> Path:
+        return self.from_summary or self.gold
+
+
+@dataclass(frozen=True)
+class Workload:
+    id: str
+    root: Path
+    family: str
+    title: str
+    description: str
+    budget_tokens: int
+    canary: str
+    packages: tuple[str, ...]
+    visible_tests: tuple[str, ...]
+    protected: tuple[str, ...]
+    schedule: tuple[SessionSpec, ...]
+    hidden_dir: Path
+    hidden_ini: Path
+    baseline_tests: tuple[str, ...]
+    requirements: tuple[Requirement, ...]
+    aliases: tuple[str, ...] = ()
+    source_globs: tuple[str, ...] = ("**/*.py",)
+    poison: dict = field(default_factory=dict)
+
+    @property
+    def baseline_dir(self) -> Path:
+        return self.root / "baseline"
+
+    @property
+    def gold_dir(self) -> Path:
+        return self.root / "gold"
+
+    def requirement(self, req_id: str) -> Requirement:
+        for req in self.requirements:
+            if req.id == req_id:
+                return req
+        raise unknown("requirement", req_id, [r.id for r in self.requirements])
+
+    def fingerprint(self) -> str:
+        """SHA-256 over every file of the workload: a changed test or patch reruns its trials."""
+        return tree_digest(self.root)
+
+    def secret_dirs(self) -> list[Path]:
+        """Directories whose content must never reach an agent."""
+        return [self.hidden_dir, self.gold_dir]
+
+
+def tree_digest(root: Path, exclude: tuple[str, ...] = ("__pycache__",)) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        if any(part in exclude for part in path.parts):
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def split_requirements(sprint: str) -> dict[str, str]:
+    """Requirement id -> its section of the sprint, from its ``### ID — title`` line to the next."""
+    sections: dict[str, str] = {}
+    matches = list(re.finditer(r"^### ", sprint, re.MULTILINE))
+    for i, start in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(sprint)
+        block = sprint[start.start() : end].strip()
+        heading = _REQ_HEADING.match(block)
+        if heading:
+            sections[heading["id"]] = block
+    return sections
+
+
+def registered_workloads() -> dict[str, Path]:
+    """Workload id -> its directory, from ``conf/workload/*.yaml``."""
+    found = {}
+    for entry in sorted((conf_dir() / "workload").glob("*.yaml")):
+        data = yaml.safe_load(entry.read_text()) or {}
+        found[data.get("id", entry.stem)] = project_root() / data["path"]
+    return found
+
+
+def workload_aliases() -> dict[str, str]:
+    aliases = {}
+    for wid, path in registered_workloads().items():
+        meta = yaml.safe_load((path / "workload.yaml").read_text()) or {}
+        for alias in meta.get("aliases", []):
+            aliases[alias] = wid
+    return aliases
+
+
+def resolve_workload_id(name: str | None = None, tier: int | None = None) -> str:
+    if tier is not None:
+        if name is not None:
+            raise SpecSnapError("give either --tier or --workload, not both")
+        name = f"tier_{tier}"
+    if name is None:
+        raise SpecSnapError("a workload is required (--workload ID or --tier N)", registered_workloads())
+    known = registered_workloads()
+    name = workload_aliases().get(name, name)
+    if name not in known:
+        raise unknown("workload", name, known)
+    return name
+
+
+@cache
+def load_workload(name: str) -> Workload:
+    wid = resolve_workload_id(name)
+    return _parse_workload(registered_workloads()[wid])
+
+
+def _parse_workload(root: Path) -> Workload:
+    meta_path = root / "workload.yaml"
+    if not meta_path.is_file():
+        raise SpecSnapError(f"{meta_path} is missing: a workload directory needs workload.yaml")
+    meta = yaml.safe_load(meta_path.read_text())
+
+    def need(key: str):
+        if key not in meta:
+            raise SpecSnapError(f"{meta_path}: missing key {key!r}")
+        return meta[key]
+
+    schedule = tuple(_parse_session(root, s) for s in need("schedule"))
+    texts: dict[str, str] = {}
+    for sess in schedule:
+        texts.update(split_requirements(sess.prompt))
+    requirements = []
+    for raw in need("requirements"):
+        rid = raw["id"]
+        if rid not in texts:
+            raise SpecSnapError(f"{meta_path}: requirement {rid} has no '### {rid} — title' section in any prompt")
+        from_summary = raw.get("from_summary", "gold")
+        requirements.append(
+            Requirement(
+                id=rid,
+                package=raw["package"],
+                title=raw.get("title", ""),
+                files=tuple(raw.get("files", ())),
+                tests=tuple(raw["tests"]),
+                gold=root / raw["gold"],
+                summary=raw.get("summary", ""),
+                from_summary=None if from_summary == "gold" else root / from_summary,
+                text=texts[rid],
+            )
+        )
+    hidden = need("hidden")
+    return Workload(
+        id=need("id"),
+        root=root,
+        family=meta.get("family", "synthetic"),
+        title=meta.get("title", meta["id"]),
+        description=meta.get("description", ""),
+        budget_tokens=int(need("budget_tokens")),
+        canary=need("canary"),
+        packages=tuple(need("packages")),
+        visible_tests=tuple(meta.get("visible_tests", ["tests"])),
+        protected=tuple(meta.get("protected", ["tests/**"])),
+        schedule=schedule,
+        hidden_dir=root / hidden.get("dir", "hidden"),
+        hidden_ini=root / hidden["pytest_ini"],
+        baseline_tests=tuple(need("baseline_tests")),
+        requirements=tuple(requirements),
+        aliases=tuple(meta.get("aliases", ())),
+        source_globs=tuple(meta.get("source_globs", ["**/*.py"])),
+        poison=meta.get("poison", {}) or {},
+    )
+
+
+def _parse_session(root: Path, raw: dict) -> SessionSpec:
+    source = raw.get("prompt", "neutral")
+    if source == "neutral":
+        text = NEUTRAL_PROMPT
+    else:
+        parts = [p.strip() for p in str(source).split("+")]
+        text = "\n\n".join(NEUTRAL_PROMPT if p == "neutral" else (root / p).read_text() for p in parts)
+    return SessionSpec(
+        name=raw["session"], prompt=text, prompt_source=str(source), cleave=CleaveRule.parse(raw.get("cleave"))
+    )
