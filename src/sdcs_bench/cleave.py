@@ -26,6 +26,7 @@ from .sandbox.base import kill_group
 from .workload import CleaveRule
 
 GUARD_STATES = ("off", "armed", "watch", "cleaved")
+OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write counts as edited
 ZERO = "0" * 40
 
 
@@ -163,18 +164,28 @@ class CleaveController:
             return
         if not qualifies(rel, self.exempt):
             return
+        if kind in ("created", "modified"):
+            # The write is under way: wait for it to complete (close or move), so the edit left on
+            # disk is whole; a writer that keeps the file open is stopped after a short grace.
+            timer = threading.Timer(OPEN_WRITE_GRACE_S, self._edit_completed, (rel, "grace"))
+            timer.daemon = True
+            timer.start()
+            return
+        self._edit_completed(rel, kind)
+
+    def _edit_completed(self, rel: str, how: str) -> None:
         with self._lock:
             if self.fired.is_set():
                 return
-            needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
-            if needed > 1:
-                # Counting edits: one edit is one completed write (close) or move into place.
-                if kind not in ("closed", "moved"):
-                    return
+            if how != "grace":
                 self._edits.append(rel)
-                if len(self._edits) < needed:
-                    return
-            # A first-edit rule fires on the first change of any kind, before the write closes.
+            elif self._edits and self._edits[-1] == rel:
+                return  # this write already completed and was counted
+            else:
+                self._edits.append(rel)
+            needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
+            if len(self._edits) < needed:
+                return
             set_guard(self.workdir, "cleaved")  # commits are refused from here on
             if self._pgid is not None:
                 kill_group(self._pgid)
@@ -184,6 +195,7 @@ class CleaveController:
                 "by": "watcher",
                 "rule": str(self.rule),
                 "path": rel,
+                "edit_completed_by": how,
                 "at_s": round(time.monotonic() - self._t0, 4),
                 "wall_time": time.time(),
             }

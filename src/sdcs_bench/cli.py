@@ -200,11 +200,12 @@ def plan(
 def aggregate(
     study: Annotated[str, typer.Option("--study", help="the study to aggregate")] = "smoke",
     results: ResultsOpt = Path("results"),
+    study_dir: Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of --results/--study)")] = None,
 ) -> None:
     """Collect a study's scorecards into scorecards.csv, ledger.csv and leaderboard.{csv,md,json}."""
     from .aggregate import aggregate as run
 
-    board = run(results / study)
+    board = run(study_dir or results / study)
     print(f"study {study}: leaderboard with {len(board)} rows", file=sys.stderr)
 
 

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Install SpecSnap, Snakemake and the test tools into the active Python environment, and
+# bubblewrap (the default sandbox) from the system's packages where it is missing.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if ! command -v bwrap >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq bubblewrap
+  else
+    echo "install.sh: bubblewrap is not installed and this system has no apt-get;" \
+         "install the 'bubblewrap' package yourself, or runs fall back to the unisolated local backend" >&2
+  fi
+fi
+
+python3 -m pip install --disable-pip-version-check -q -e ".[dev]"
+echo "SpecSnap installed: run \`snakemake --cores 2\` for the smoke study, \`pytest\` for the tests."

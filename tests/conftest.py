@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_work_root(tmp_path_factory):
+    """Live sandboxes of the tests never mix with a user's runs."""
+    os.environ["SPECSNAP_WORK_ROOT"] = str(tmp_path_factory.mktemp("work-root"))
+
+
+@pytest.fixture(scope="session")
+def tier2():
+    from sdcs_bench.workload import load_workload
+
+    return load_workload("tier_2")
+
+
+def arm(name: str):
+    from sdcs_bench import config
+    from sdcs_bench.arms import Arm
+
+    return Arm.from_config(config.entity("arm", name))
+
+
+@pytest.fixture
+def make_sandbox(tmp_path, tier2):
+    """Scaffold a fresh tier_2 sandbox with the given arm."""
+    from sdcs_bench.scaffold import scaffold
+
+    def _make(arm_name: str = "State_MD_Only", name: str = "sandbox") -> Path:
+        dest = tmp_path / name
+        scaffold(tier2, arm(arm_name), dest)
+        return dest
+
+    return _make
+
+
+def backends() -> list[str]:
+    from sdcs_bench.sandbox.bwrap import BwrapBackend
+
+    return ["bwrap", "local"] if BwrapBackend.available() else ["local"]
+
+
+@pytest.fixture(params=backends())
+def backend(request):
+    import warnings
+
+    from sdcs_bench.sandbox import make_backend
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield make_backend(request.param)
+
+
+def apply_patch(tree: Path, patch: Path) -> None:
+    subprocess.run(["git", "apply", str(patch)], cwd=tree, check=True, capture_output=True)
+
+
+def specsnap(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "sdcs_bench.cli", *args], cwd=cwd or ROOT, capture_output=True, text=True,
+        env={**os.environ, **(env or {})},
+    )

@@ -1,0 +1,146 @@
+"""The cleave controller: watcher kill, git guard, and the `edit && git commit` race."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sdcs_bench.cleave import CleaveController, exempt_patterns, guard_state, qualifies, set_guard
+from sdcs_bench.gitutil import git, head
+from sdcs_bench.sandbox.base import base_env
+from sdcs_bench.workload import CleaveRule
+
+EXEMPT = exempt_patterns(["tests/**"], ["state.md", "AGENTS.md", "notes/plan.py"])
+
+
+def test_qualifying_paths():
+    assert qualifies("billing/fees.py", EXEMPT)
+    assert qualifies("_patch1.py", EXEMPT)  # a new helper script is a source edit too
+    assert not qualifies("tests/test_billing.py", EXEMPT)  # visible tests
+    assert not qualifies("notes/plan.py", EXEMPT)  # the arm's memory files
+    assert not qualifies("state.md", EXEMPT)
+    assert not qualifies("billing/fees.pyc", EXEMPT)
+    assert not qualifies(".git/hooks/x.py", EXEMPT)
+
+
+def _commit(repo: Path, *extra: str) -> subprocess.CompletedProcess:
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    return subprocess.run(["git", "commit", "-q", *extra, "-m", "x"], cwd=repo, capture_output=True, text=True)
+
+
+def test_guard_refuses_committing_the_first_py_edit_even_with_no_verify(make_sandbox):
+    repo = make_sandbox()
+    before = head(repo)
+    set_guard(repo, "armed")
+    (repo / "state.md").write_text("notes\n")
+    assert _commit(repo).returncode == 0, "notes are not a source edit: committing them is fine"
+    (repo / "billing" / "fees.py").write_text("# edited\n")
+    result = _commit(repo, "--no-verify")
+    assert result.returncode != 0
+    assert "cleave" in result.stderr
+    assert guard_state(repo) == "cleaved"
+    assert git(repo, "diff", "--name-only", before, "HEAD").split() == ["state.md"]
+    assert "billing/fees.py" in git(repo, "status", "--porcelain")
+
+
+def test_guard_refuses_everything_once_cleaved_and_nothing_when_off(make_sandbox):
+    repo = make_sandbox()
+    (repo / "README.md").write_text("changed\n")
+    set_guard(repo, "cleaved")
+    assert _commit(repo).returncode != 0
+    set_guard(repo, "off")
+    (repo / "billing" / "fees.py").write_text("# edited\n")
+    assert _commit(repo).returncode == 0
+
+
+def _spawn_writer(backend, repo: Path, tmp_path: Path, script: str):
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return backend.spawn([sys.executable, "-c", script], workdir=repo, home=home, env=base_env(home))
+
+
+def _wait(proc, timeout=20):
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("the watcher did not stop the agent")
+
+
+SLOW_WRITER = """
+import time, pathlib
+pathlib.Path('state.md').write_text('notes that never trigger a cleave')
+pathlib.Path('tests/test_extra.py').write_text('# visible tests are exempt')
+time.sleep(0.8)
+pathlib.Path('billing/fees.py').write_text('# first source edit')
+time.sleep(30)
+pathlib.Path('billing/tax.py').write_text('# must never be written')
+"""
+
+
+def test_watcher_kills_the_process_group_at_the_first_py_edit(make_sandbox, backend, tmp_path):
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule("first_py_edit"), exempt_patterns(["tests/**"], ["state.md", "AGENTS.md"]))
+    ctl.start()
+    proc = _spawn_writer(backend, repo, tmp_path, SLOW_WRITER)
+    ctl.attach(proc.pid)
+    t0 = time.monotonic()
+    _wait(proc)
+    ctl.stop()
+    assert time.monotonic() - t0 < 20
+    assert ctl.record["fired"] and ctl.record["path"] == "billing/fees.py"
+    assert (repo / "billing" / "fees.py").read_text() == "# first source edit"  # whole, not truncated
+    assert "must never" not in (repo / "billing" / "tax.py").read_text()
+    assert guard_state(repo) == "cleaved"
+
+
+RACER = """
+import pathlib, subprocess
+pathlib.Path('billing/fees.py').write_text('# edit')
+subprocess.run('git add -A && git commit -q --no-verify -m race', shell=True)
+"""
+
+
+@pytest.mark.parametrize("attempt", range(3))
+def test_edit_and_commit_in_one_command_never_lands(make_sandbox, backend, tmp_path, attempt):
+    repo = make_sandbox()
+    before = head(repo)
+    ctl = CleaveController(repo, CleaveRule("first_py_edit"), exempt_patterns(["tests/**"], ["state.md"]))
+    ctl.start()
+    proc = _spawn_writer(backend, repo, tmp_path, RACER)
+    ctl.attach(proc.pid)
+    _wait(proc)
+    time.sleep(0.7)  # let the watcher see the write even if the guard refused the commit first
+    ctl.stop()
+    assert head(repo) == before, "the cleaved edit was committed"
+    assert "billing/fees.py" in git(repo, "status", "--porcelain")
+    assert ctl.fired.is_set()
+
+
+def test_nth_edit_rule_counts_completed_writes(make_sandbox, backend, tmp_path):
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule.parse("nth_py_edit:2"), exempt_patterns(["tests/**"], []))
+    ctl.start()
+    script = (
+        "import pathlib, time\n"
+        "pathlib.Path('billing/fees.py').write_text('# one')\ntime.sleep(0.8)\n"
+        "pathlib.Path('ledger/journal.py').write_text('# two')\ntime.sleep(30)\n"
+    )
+    proc = _spawn_writer(backend, repo, tmp_path, script)
+    ctl.attach(proc.pid)
+    _wait(proc)
+    ctl.stop()
+    assert ctl.record["path"] == "ledger/journal.py"
+
+
+def test_cleave_rule_parsing():
+    assert str(CleaveRule.parse("nth_py_edit:3")) == "nth_py_edit:3"
+    assert not CleaveRule.parse("none").active
+    with pytest.raises(Exception, match="valid choices"):
+        CleaveRule.parse("after_lunch")
+    with pytest.raises(Exception, match="positive count"):
+        CleaveRule.parse("nth_py_edit:0")

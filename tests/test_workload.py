@@ -1,0 +1,72 @@
+"""Workload data: parsing, the tier_2 sprint, and validate-workload."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import specsnap
+
+from sdcs_bench.workload import NEUTRAL_PROMPT, _parse_workload, split_requirements
+
+
+def test_tier2_shape(tier2):
+    assert tier2.id == "tier_2" and "tier_2a_fintech" in tier2.aliases
+    assert [r.id for r in tier2.requirements] == [
+        "R-LED-1", "R-LED-2", "R-LED-3", "R-BIL-1", "R-BIL-2", "R-BIL-3", "R-RBA-1", "R-RBA-2"
+    ]
+    assert {r.package for r in tier2.requirements} == {"ledger", "billing", "rbac"}
+    assert [s.name for s in tier2.schedule] == ["S1", "S2"]
+    assert str(tier2.schedule[0].cleave) == "first_py_edit"
+    assert tier2.schedule[1].prompt == NEUTRAL_PROMPT
+    for req in tier2.requirements:
+        assert req.text.startswith(f"### {req.id} — ") and req.text in tier2.schedule[0].prompt
+    assert "tests/test_baseline.py::test_tax_exactly_at_threshold" in tier2.baseline_tests
+
+
+def test_wiring_forbids_rules_importing_audit(tier2):
+    from sdcs_bench.scoring.boundaries import load_wiring
+
+    contracts = load_wiring(tier2.baseline_dir / "wiring.yaml")["contracts"]
+    assert any(c.get("source_modules") == ["rbac.rules"] and c.get("forbidden_modules") == ["rbac.audit"] for c in contracts)
+
+
+def test_split_requirements_stops_at_the_next_heading():
+    text = "Intro\n### R-A-1 — one\nalpha\n### R-A-2 — two\nbeta\n### Notes\nnot a requirement\n"
+    assert split_requirements(text) == {"R-A-1": "### R-A-1 — one\nalpha", "R-A-2": "### R-A-2 — two\nbeta"}
+
+
+def test_validate_workload_tier2_passes():
+    result = specsnap("validate-workload", "tier_2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "all" in result.stdout and "checks passed" in result.stdout
+
+
+def test_validate_workload_reports_a_broken_gold_precisely(tier2, tmp_path):
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.validate import validate_workload
+
+    broken = tmp_path / "tier_2"
+    shutil.copytree(tier2.root, broken)
+    patch = broken / "gold" / "R-BIL-3.patch"
+    patch.write_text(_break_constant(patch.read_text()))
+    checks = validate_workload(_parse_workload(broken), make_backend("auto"))
+    assert checks.failures
+    assert any("R-BIL-3" in f for f in checks.failures)
+
+
+def _break_constant(patch: str) -> str:
+    """Change the first added line that carries a digit, so the gold no longer meets its tests."""
+    lines = patch.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.startswith("+") and not line.startswith("+++") and any(ch.isdigit() for ch in line):
+            digit = next(ch for ch in line if ch.isdigit())
+            lines[i] = line.replace(digit, str((int(digit) + 1) % 10), 1)
+            return "".join(lines)
+    raise AssertionError("no constant to break")
+
+
+def test_unknown_workload_names_the_choices():
+    result = specsnap("validate-workload", "tier_9")
+    assert result.returncode == 2
+    assert "unknown workload 'tier_9'" in result.stderr and "tier_2" in result.stderr

@@ -1,0 +1,70 @@
+# Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
+import re
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from sdcs_bench.errors import SpecSnapError
+from sdcs_bench.plan import make_plan, read_cells, write_plan
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+STUDY = config["study"]
+RESULTS = config["results"]
+STUDY_DIR = f"{RESULTS}/{STUDY}"
+PLAN_DIR = f"{STUDY_DIR}/plan"
+TRIAL_DIR = f"{STUDY_DIR}/trials/{{trial}}"
+# Rules call the `specsnap` CLI installed beside this interpreter, activated or not.
+shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
+
+# Compose conf/ once, in the main process only: cluster and remote jobs re-parse this file and
+# must read the plan this run started with, never compose (or see a config edited mid-run).
+if workflow.is_main_process:
+    try:
+        write_plan(make_plan(STUDY, list(config["overrides"]), Path(RESULTS)))
+    except SpecSnapError as exc:
+        raise WorkflowError(f"specsnap: {exc}")
+
+CELLS = {cell["trial"]: cell for cell in read_cells(f"{PLAN_DIR}/cells.tsv")}
+
+
+wildcard_constraints:
+    trial="|".join(re.escape(t) for t in CELLS) or "(?!)",
+    k=r"[1-9][0-9]*",
+
+
+def stages(trial):
+    return CELLS[trial]["stages"].split(",")
+
+
+def stage_outputs(trial, stage):
+    base = f"{STUDY_DIR}/trials/{trial}/{stage}"
+    return {"previous": f"{base}/stage.json", "snapshot": f"{base}/snapshot.tar.gz"}
+
+
+def trial_config(wildcards):
+    return CELLS[wildcards.trial]["config"]
+
+
+def previous_session_stage(wildcards):
+    """The stage before session k of this trial (scaffold, or session k-1)."""
+    order = stages(wildcards.trial)
+    here = f"session_{wildcards.k}"
+    if here not in order:
+        raise WorkflowError(f"trial {wildcards.trial} has no stage {here}")
+    return stage_outputs(wildcards.trial, order[order.index(here) - 1])
+
+
+def last_session_stage(wildcards):
+    order = stages(wildcards.trial)
+    return stage_outputs(wildcards.trial, order[order.index("score") - 1])
+
+
+def scorecards():
+    return [f"{STUDY_DIR}/trials/{trial}/score/scorecard.json" for trial in CELLS]
+
+
+def get_final_output():
+    return [f"{STUDY_DIR}/leaderboard.{ext}" for ext in ("csv", "md", "json")]
