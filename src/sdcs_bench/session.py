@@ -84,7 +84,12 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float) -> di
         finally:
             controller.stop()
     wall_s = time.monotonic() - t0
+    # Our kill can land while a git command of the agent holds a lock; the lock is an artifact of
+    # the kill, not of the agent's work, and would otherwise hand the next session a broken repo
+    # depending on timing alone. The working tree itself is never touched.
+    locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or status == "timeout" else []
     cleave = _cleave_record(ctx, controller, start_head, exempt)
+    cleave["stale_git_locks_removed"] = locks_removed
     set_guard(ctx.workdir, "off")
     if cleave["fired"]:
         status = "cleaved"
@@ -127,6 +132,14 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, start_head
         record["no_cleave"] = not changed
         record["missed"] = bool(changed)  # a qualifying edit the watcher did not see: an integrity error
     return record
+
+
+def _remove_stale_git_locks(workdir: Path) -> list[str]:
+    removed = []
+    for lock in sorted((workdir / ".git").rglob("*.lock")):
+        lock.unlink(missing_ok=True)
+        removed.append(lock.relative_to(workdir).as_posix())
+    return removed
 
 
 def _remember(workdir: Path, record: dict) -> None:

@@ -1,0 +1,110 @@
+"""The smoke study end to end under Snakemake: every reference policy lands on its closed form."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from conftest import ROOT
+from test_expectations import CUT
+
+pytestmark = pytest.mark.pipeline
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args],
+        capture_output=True, text=True, env=os.environ.copy(),
+    )
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("smoke-run")
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return workdir / "results" / "smoke"
+
+
+def test_leaderboard_matches_every_closed_form(smoke):
+    board = pd.read_csv(smoke / "leaderboard.csv")
+    assert len(board) == 3 * 6 * 2
+    assert board["matches_expected"].all(), board[~board["matches_expected"]].to_string()
+    for row in board.itertuples():
+        want = CUT[(row.agent, row.arm)] if row.variant == "none" else (0 if row.agent == "ref_null" else 8)
+        assert row.net == want, (row.agent, row.arm, row.variant)
+    assert set(board["agent_kind"]) == {"reference policy"}
+
+
+def test_reference_policies_are_labelled_everywhere(smoke):
+    md = (smoke / "leaderboard.md").read_text()
+    assert "not model results" in md
+    data = json.loads((smoke / "leaderboard.json").read_text())
+    assert "not model results" in data["notice"]
+    assert all(row["agent_kind"] == "reference policy" for row in data["rows"])
+    assert set(pd.read_csv(smoke / "scorecards.csv")["agent_kind"]) == {"reference policy"}
+
+
+def test_every_cut_trial_was_cleaved_by_the_watcher_with_its_edit_uncommitted(smoke):
+    cards = pd.read_csv(smoke / "scorecards.csv")
+    for trial in cards[cards["variant"] == "none"]["trial"]:
+        s1 = json.loads((smoke / "trials" / trial / "session_1" / "stage.json").read_text())["session"]
+        assert s1["leak_check"]["ok"]
+        cleave = s1["cleave"]
+        if "__ref_null__" in trial:
+            assert not cleave["fired"] and cleave["no_cleave"] and not cleave["missed"]
+            continue
+        assert cleave["fired"] and cleave["by"] == "watcher", trial
+        assert cleave["edit_uncommitted"] and s1["end_head"] == s1["start_head"], trial
+        assert cleave["path"] == "ledger/balances.py" and "+++ b/ledger/balances.py" in cleave["diff"]
+        assert (smoke / "trials" / trial / "session_1" / "cleave.diff").is_file()
+
+
+def test_s1_edit_survival_and_stage_records(smoke):
+    cards = pd.read_csv(smoke / "scorecards.csv").set_index("trial")
+    cut = cards[cards["variant"] == "none"]
+    assert not cut[cut["agent"] == "ref_reverter"]["s1_edit_survived"].astype(bool).any()
+    others = cut[~cut["agent"].isin(["ref_reverter", "ref_null"])]
+    assert others["s1_edit_survived"].astype(bool).all()
+    ledger = pd.read_csv(smoke / "ledger.csv")
+    assert (ledger["tokens_total"] == 0).all() and set(ledger["tokens_source"]) == {"none"}
+    for trial in cards.index:
+        for stage in ("scaffold", "session_1", "score"):
+            assert json.loads((smoke / "trials" / trial / stage / "stage.json").read_text())["status"] == "done"
+        assert (smoke / "logs" / "score" / f"{trial}.log").is_file()
+        assert (smoke / "benchmarks" / "score" / f"{trial}.tsv").is_file()
+
+
+def test_a_second_run_does_nothing(smoke):
+    result = snakemake(smoke.parent.parent, "--cores", "2")
+    assert result.returncode == 0
+    assert "Nothing to be done" in result.stdout + result.stderr
+
+
+def test_narrowing_the_grid_reruns_no_trial(smoke):
+    result = snakemake(smoke.parent.parent, "-n", "--config", 'overrides=["agent=[ref_oracle]"]')
+    assert result.returncode == 0, result.stderr
+    out = result.stdout + result.stderr
+    assert "rule aggregate" in out and "rule session" not in out and "rule score" not in out
+    # and back to the full study: still nothing to rerun but the aggregate
+    result = snakemake(smoke.parent.parent, "--cores", "2")
+    assert "rule session" not in result.stdout + result.stderr
+
+
+def test_bad_study_or_override_fails_before_any_job(tmp_path):
+    result = snakemake(tmp_path, "-n", "--config", "study=nope")
+    assert result.returncode != 0
+    assert "unknown study 'nope'; valid choices: smoke" in result.stdout + result.stderr
+    result = snakemake(tmp_path, "-n", "--config", 'overrides=["arm=[Vanila]"]')
+    assert "unknown arm 'Vanila'; valid choices: AGENTS_MD_Only, State_MD_Only, Vanilla" in result.stdout + result.stderr
+    assert not (tmp_path / "results" / "smoke" / "trials").exists()
+
+
+def test_snakemake_lint_is_clean():
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=ROOT, capture_output=True, text=True)
+    assert "Congratulations" in result.stdout + result.stderr, result.stdout[-3000:]
