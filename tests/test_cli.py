@@ -1,0 +1,118 @@
+"""The CLI: every verb of this issue, and bad input -> one clear message, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, specsnap
+
+
+@pytest.mark.parametrize("what,expect", [("workloads", "tier_2"), ("arms", "State_MD_Only"),
+                                          ("agents", "reference policy"), ("variants", "uninterrupted"),
+                                          ("studies", "smoke")])
+def test_list(what, expect):
+    result = specsnap("list", what)
+    assert result.returncode == 0 and expect in result.stdout
+
+
+def test_console_script_and_module_are_the_same_cli():
+    script = subprocess.run([str(Path(sys.executable).with_name("specsnap")), "list", "arms"], capture_output=True, text=True)
+    assert script.returncode == 0 and script.stdout == specsnap("list", "arms").stdout
+
+
+def test_scaffold_sandbox(tmp_path):
+    dest = tmp_path / "t2"
+    result = specsnap("scaffold-sandbox", "--tier", "2", "--arm", "State_MD_Only", "--dest", str(dest))
+    assert result.returncode == 0, result.stderr
+    assert (dest / "state.md").is_file() and (dest / "AGENTS.md").is_file() and (dest / "wiring.yaml").is_file()
+    meta = json.loads((dest / ".git" / "specsnap" / "sandbox.json").read_text())
+    assert meta["workload"] == "tier_2" and meta["arm"] == "State_MD_Only" and "ledger/balances.py" in meta["manifest"]
+    log = subprocess.run(["git", "log", "--oneline"], cwd=dest, capture_output=True, text=True).stdout.splitlines()
+    assert len(log) == 1
+    assert not subprocess.run(["git", "status", "--porcelain"], cwd=dest, capture_output=True, text=True).stdout
+    assert (dest / ".git" / "hooks" / "reference-transaction").stat().st_mode & 0o111
+    assert not any(p.name == "hidden" or p.name == "gold" for p in dest.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--tier", "2", "--arm", "Nope"], "unknown arm 'Nope'; valid choices: AGENTS_MD_Only, State_MD_Only, Vanilla"),
+        (["--tier", "7", "--arm", "Vanilla"], "unknown workload 'tier_7'; valid choices: tier_2"),
+        (["--workload", "tier_2a_fintech", "--tier", "2", "--arm", "Vanilla"], "either --tier or --workload"),
+        (["--tier", "2"], "--arm is required"),
+    ],
+)
+def test_scaffold_bad_input_writes_nothing(tmp_path, args, message):
+    dest = tmp_path / "never"
+    result = specsnap("scaffold-sandbox", *args, "--dest", str(dest))
+    assert result.returncode == 2 and message in result.stderr
+    assert result.stderr.count("\n") == 1  # one line, no traceback
+    assert not dest.exists()
+
+
+def test_scaffold_refuses_a_non_empty_destination(tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    result = specsnap("scaffold-sandbox", "--tier", "2", "--arm", "Vanilla", "--dest", str(tmp_path))
+    assert result.returncode == 2 and "not an empty directory" in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def test_workload_alias(tmp_path):
+    result = specsnap("scaffold-sandbox", "--workload", "tier_2a_fintech", "--arm", "Vanilla", "--dest", str(tmp_path / "s"))
+    assert result.returncode == 0
+
+
+def test_plan_writes_cells_and_is_idempotent(tmp_path):
+    result = specsnap("plan", "--study", "smoke", "--results", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "smoke" / "plan" / "cells.tsv") as fh:
+        cells = list(csv.DictReader(fh, delimiter="\t"))
+    assert len(cells) == 36 and all(c["reference"] == "true" for c in cells)
+    assert {c["stages"] for c in cells} == {"scaffold,session_1,session_2,score", "scaffold,session_1,score"}
+    one = tmp_path / "smoke" / "plan" / "trials" / f"{cells[0]['trial']}.json"
+    mtime = one.stat().st_mtime_ns
+    again = specsnap("plan", "--study", "smoke", "--results", str(tmp_path))
+    assert "0 changed" in again.stderr and one.stat().st_mtime_ns == mtime
+    narrowed = specsnap("plan", "--results", str(tmp_path), "--override", "agent=[ref_oracle,ref_null]",
+                        "--override", "arm=Vanilla")
+    assert narrowed.returncode == 0 and "4 trials planned" in narrowed.stderr
+    assert one.exists() == (cells[0]["agent"] in ("ref_oracle", "ref_null") and cells[0]["arm"] == "Vanilla")
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--study", "huge"], "unknown study 'huge'; valid choices: smoke"),
+        (["--override", "agent=[ref_oracle,gpt_9]"], "unknown agent 'gpt_9'; valid choices: ref_amnesiac"),
+        (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: none, uninterrupted"),
+        (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, local"),
+    ],
+)
+def test_plan_bad_input_writes_nothing(tmp_path, args, message):
+    result = specsnap("plan", "--results", str(tmp_path), *args)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_leaderboard_formats_label_published_numbers(tmp_path):
+    md = specsnap("leaderboard", "--format", "markdown", "--results", str(tmp_path))
+    assert md.returncode == 0 and "PUBLISHED (recorded by the original study" in md.stdout
+    assert "No local results" in md.stdout
+    data = json.loads(specsnap("leaderboard", "--format", "json", "--results", str(tmp_path)).stdout)
+    assert data["published"]["label"].startswith("PUBLISHED") and data["local"]["rows"] == []
+    table = specsnap("leaderboard", "--format", "table", "--results", str(tmp_path))
+    assert table.returncode == 0 and "PUBLISHED" in table.stdout
+    bad = specsnap("leaderboard", "--format", "html")
+    assert bad.returncode == 2 and "table" in bad.stderr and "markdown" in bad.stderr
+
+
+def test_dvc_pipeline_is_declared():
+    result = subprocess.run([sys.executable, "-m", "dvc", "stage", "list"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("smoke")
