@@ -163,7 +163,7 @@ def evaluate_sandbox(
 ) -> None:
     """Score any sandbox, including one a person ran their own agent in by hand."""
     from .sandbox import make_backend
-    from .scaffold import sandbox_meta
+    from .records import sandbox_meta
     from .scoring import score_sandbox
     from .tokens import TokenUsage
 

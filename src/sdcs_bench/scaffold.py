@@ -13,9 +13,9 @@ from .arms import Arm
 from .cleave import exempt_patterns, install_guard
 from .errors import SpecSnapError
 from .gitutil import commit_all, init_repo
+from .records import META
 from .workload import Workload
 
-META = Path(".git") / "specsnap" / "sandbox.json"
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")
 
 
@@ -56,15 +56,3 @@ def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
     }
     (dest / META).write_text(json.dumps(meta, indent=2))
     return meta
-
-
-def sandbox_meta(path: Path) -> dict[str, Any]:
-    """The scaffold record of a sandbox, or a clear error if ``path`` is not a SpecSnap sandbox."""
-    meta = path / META
-    if not path.is_dir():
-        raise SpecSnapError(f"{path} is not a directory")
-    if not meta.is_file():
-        raise SpecSnapError(
-            f"{path} is not a SpecSnap sandbox (no {META.as_posix()}); create one with `specsnap scaffold-sandbox`"
-        )
-    return json.loads(meta.read_text())

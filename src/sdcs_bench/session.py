@@ -3,7 +3,6 @@ agent's process group under the cleave controller, and the session record."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import tempfile
@@ -17,11 +16,9 @@ from .cleave import CleaveController, exempt_patterns, qualifies, set_guard
 from .gitutil import changed_paths, git, head, working_diff
 from .leakcheck import leak_check
 from .paths import default_work_root
+from .records import remember_session
 from .sandbox.base import Backend, base_env, kill_group
 from .workload import SessionSpec, Workload
-
-SESSIONS_DIR = Path(".git") / "specsnap" / "sessions"
-
 
 def run_session(
     *,
@@ -115,7 +112,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float) -> di
         "leak_check": leak,
         "sandbox_backend": backend.name,
     }
-    _remember(ctx.workdir, record)
+    remember_session(ctx.workdir, record)
     return record
 
 
@@ -140,16 +137,3 @@ def _remove_stale_git_locks(workdir: Path) -> list[str]:
         lock.unlink(missing_ok=True)
         removed.append(lock.relative_to(workdir).as_posix())
     return removed
-
-
-def _remember(workdir: Path, record: dict) -> None:
-    """Keep the session record inside the sandbox's .git, so that a sandbox scored later (even
-    by hand with evaluate-sandbox) still knows what each session did and where S1 was cut."""
-    folder = workdir / SESSIONS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{record['index']:02d}-{record['session']}.json").write_text(json.dumps(record, indent=2))
-
-
-def session_records(workdir: Path) -> list[dict]:
-    folder = workdir / SESSIONS_DIR
-    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))] if folder.is_dir() else []

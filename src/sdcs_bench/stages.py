@@ -22,7 +22,8 @@ from .sandbox import make_backend
 from .scaffold import scaffold
 from .schedule import effective_schedule
 from .scoring import score_sandbox
-from .session import run_session, session_records
+from .records import session_records
+from .session import run_session
 from .tokens import TokenUsage
 from .workload import load_workload
 

@@ -15,8 +15,7 @@ from typing import Any
 from ..arms import Arm
 from ..notes import notes_size
 from ..sandbox.base import Backend, base_env
-from ..scaffold import sandbox_meta
-from ..session import session_records
+from ..records import sandbox_meta, session_records
 from ..tokens import TokenUsage
 from ..workload import Workload
 from .boundaries import check_boundaries, load_wiring
