@@ -47,6 +47,7 @@ def test_reference_policies_are_labelled_everywhere(smoke):
     data = json.loads((smoke / "leaderboard.json").read_text())
     assert "not model results" in data["notice"]
     assert all(row["agent_kind"] == "reference policy" for row in data["rows"])
+    assert data["metrics"]["tier_2/State_MD_Only/ref_verbatim_notes/none"]["net"] == 8  # what DVC reads
     assert set(pd.read_csv(smoke / "scorecards.csv")["agent_kind"]) == {"reference policy"}
 
 

@@ -89,7 +89,13 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
     board.to_csv(study_dir / "leaderboard.csv", index=False)
     study = cards[0]["study"] if cards else study_dir.name
     (study_dir / "leaderboard.md").write_text(to_markdown(board, study))
-    payload = {"study": study, "notice": REFERENCE_NOTICE, "rows": json.loads(board.to_json(orient="records"))}
+    rows = json.loads(board.to_json(orient="records"))
+    # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
+    metrics = {
+        "/".join(str(row[k]) for k in GROUP if k != "agent_kind"): {k: row[k] for k in ("raw", "net", "tes", "tokens")}
+        for row in rows
+    }
+    payload = {"study": study, "notice": REFERENCE_NOTICE, "rows": rows, "metrics": metrics}
     (study_dir / "leaderboard.json").write_text(json.dumps(payload, indent=2))
     return board
 
