@@ -144,3 +144,27 @@ def test_cleave_rule_parsing():
         CleaveRule.parse("after_lunch")
     with pytest.raises(Exception, match="positive count"):
         CleaveRule.parse("nth_py_edit:0")
+
+
+def test_after_commit_rule_arms_only_at_the_agents_first_commit(make_sandbox, backend, tmp_path):
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule.parse("first_py_edit_after_commit"), exempt_patterns(["tests/**"], []))
+    ctl.start()
+    assert guard_state(repo) == "await_commit"
+    script = (
+        "import pathlib, subprocess, time\n"
+        "pathlib.Path('billing/fees.py').write_text('# the baseline, before any commit')\n"
+        "subprocess.run('git add -A && git commit -q -m baseline', shell=True, check=True)\n"
+        "time.sleep(0.8)\n"
+        "pathlib.Path('ledger/journal.py').write_text('# first sprint edit')\n"
+        "subprocess.run('git add -A && git commit -q -m sprint', shell=True)\n"
+        "time.sleep(30)\n"
+    )
+    before = head(repo)
+    proc = _spawn_writer(backend, repo, tmp_path, script)
+    ctl.attach(proc.pid)
+    _wait(proc)
+    ctl.stop()
+    assert ctl.record["path"] == "ledger/journal.py"
+    log = git(repo, "log", "--format=%s", f"{before}..HEAD").split()
+    assert log == ["baseline"], "the baseline commit lands, the sprint edit's commit does not"

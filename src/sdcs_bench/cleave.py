@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterable
@@ -25,7 +26,7 @@ from watchdog.observers import Observer
 from .sandbox.base import kill_group
 from .workload import CleaveRule
 
-GUARD_STATES = ("off", "armed", "watch", "cleaved")
+GUARD_STATES = ("off", "await_commit", "armed", "watch", "cleaved")
 OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write counts as edited
 ZERO = "0" * 40
 
@@ -54,9 +55,14 @@ def guard_hook(exempt: Iterable[str]) -> str:
     patterns = "|".join(_sh_quote_pattern(p) for p in exempt) or "''"
     return f"""#!/bin/sh
 # SpecSnap git guard (reference-transaction hook; --no-verify does not skip it).
-[ "$1" = prepared ] || exit 0
 state_file="$(git rev-parse --git-dir)/specsnap/guard"
 state="$(cat "$state_file" 2>/dev/null)"
+if [ "$1" = committed ] && [ "$state" = await_commit ]; then
+  # The agent's first commit of the session (tier 1: the baseline) arms the first-edit rule.
+  if grep -q " refs/heads/"; then echo armed > "$state_file"; fi
+  exit 0
+fi
+[ "$1" = prepared ] || exit 0
 refuse() {{ echo "specsnap: $1; this commit is refused" >&2; exit 1; }}
 qualifies() {{
   case "$1" in
@@ -113,6 +119,11 @@ def guard_state(repo: Path) -> str:
         return "off"
 
 
+def _uncommitted(repo: Path, rel: str) -> bool:
+    proc = subprocess.run(["git", "status", "--porcelain", "--", rel], cwd=repo, capture_output=True, text=True)
+    return bool(proc.stdout.strip())
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, controller: CleaveController) -> None:
         self.controller = controller
@@ -149,6 +160,8 @@ class CleaveController:
     def _initial_guard_state(self) -> str:
         if not self.rule.active:
             return "off"
+        if self.rule.kind == "first_py_edit_after_commit":
+            return "await_commit"
         return "armed" if self.rule.kind == "first_py_edit" or (self.rule.kind == "nth_py_edit" and self.rule.n == 1) else "watch"
 
     def attach(self, pgid: int) -> None:
@@ -162,8 +175,8 @@ class CleaveController:
             rel = Path(abspath).resolve().relative_to(self.workdir).as_posix()
         except ValueError:
             return
-        if not qualifies(rel, self.exempt):
-            return
+        if not qualifies(rel, self.exempt) or guard_state(self.workdir) == "await_commit":
+            return  # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
         if kind in ("created", "modified"):
             # The write is under way: wait for it to complete (close or move), so the edit left on
             # disk is whole; a writer that keeps the file open is stopped after a short grace.
@@ -185,6 +198,9 @@ class CleaveController:
                 self._edits.append(rel)
             needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
             if len(self._edits) < needed:
+                return
+            if self.rule.kind == "first_py_edit_after_commit" and not _uncommitted(self.workdir, rel):
+                self._edits.pop()  # a late event of a write the arming commit already holds
                 return
             set_guard(self.workdir, "cleaved")  # commits are refused from here on
             if self._pgid is not None:

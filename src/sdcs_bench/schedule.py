@@ -17,8 +17,10 @@ def effective_schedule(workload: Workload, variant: dict[str, Any]) -> tuple[Ses
     sessions = workload.schedule
     if kind == "single_session":
         # The control: everything the schedule would tell the agent, in one session, never cleaved.
-        prompts = [s.prompt for s in sessions if s.prompt != NEUTRAL_PROMPT]
-        sources = [s.prompt_source for s in sessions if s.prompt != NEUTRAL_PROMPT]
+        # (the neutral continuation sentence belongs to continuations, not to the control)
+        own = [(s.prompt.replace(NEUTRAL_PROMPT, "").strip(), s.prompt_source) for s in sessions]
+        prompts = [text for text, _ in own if text]
+        sources = [src for text, src in own if text]
         sessions = (SessionSpec("S1", "\n\n".join(prompts), " + ".join(sources), CleaveRule("none")),)
     override = variant.get("cleave")
     if override:

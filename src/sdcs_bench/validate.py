@@ -33,9 +33,12 @@ class Checks:
         return ok
 
 
-def _tree(workload: Workload, tmp: Path, name: str, patches: list[Path]) -> Path:
+def _tree(workload: Workload, tmp: Path, name: str, patches: list[Path], *, skeleton: bool = False) -> Path:
+    """The baseline (with the tier-1 baseline implementation, unless ``skeleton``) plus patches."""
     tree = tmp / name
     shutil.copytree(workload.baseline_dir, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    if workload.baseline_gold is not None and not skeleton:
+        patches = [workload.baseline_gold, *patches]
     for patch in patches:
         proc = subprocess.run(["git", "apply", str(patch)], cwd=tree, capture_output=True, text=True)
         if proc.returncode != 0:
@@ -77,6 +80,8 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
     for r in reqs:
         c.expect(r.gold.is_file(), f"{r.id}: gold patch {r.gold} is missing")
         c.expect(r.from_summary is None or r.from_summary.is_file(), f"{r.id}: from_summary patch is missing")
+        c.expect(r.superseded_gold is None or r.superseded_gold.is_file(), f"{r.id}: superseded_gold patch is missing")
+    c.expect(workload.baseline_gold is None or workload.baseline_gold.is_file(), "baseline_gold patch is missing")
     if c.failures:
         return c
 
@@ -93,6 +98,15 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
             for t in r.tests:
                 c.expect(not passed[t], f"baseline: {r.id} test {t} already passes")
         c.expect(result["boundaries"]["violations"] == 0, f"baseline breaks wiring.yaml: {result['boundaries']['details']}")
+
+        if workload.baseline_gold is not None:
+            c.progress("skeleton (before the agent implements the baseline)")
+            skeleton = _tree(workload, tmp, "skeleton", [], skeleton=True)
+            c.expect(not _visible_tests_pass(workload, skeleton, backend),
+                     "skeleton: the visible tests already pass before the baseline is implemented")
+            passed = evaluate_tree(workload, skeleton, backend)["passed"]
+            c.expect(not all(passed[t] for t in workload.baseline_tests),
+                     "skeleton: every hidden baseline test already passes before the baseline is implemented")
 
         c.progress("full gold")
         gold = _tree(workload, tmp, "gold", [r.gold for r in reqs])
@@ -118,13 +132,14 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
                     c.expect(passed[t] == want, f"gold {r.id} alone: {t} {'fails' if want else 'passes'}")
             for t in workload.baseline_tests:
                 c.expect(passed[t], f"gold {r.id} alone: baseline test {t} fails")
-            if r.from_summary is None:
-                continue
-            c.progress(f"summary patch {r.id}")
-            c.expect(not _applies(tree, r.from_summary),
-                     f"{r.id}: the summary patch still applies on top of the gold (it must conflict)")
-            wrong = _tree(workload, tmp, f"wrong-{r.id}", [r.from_summary])
-            passed = evaluate_tree(workload, wrong, backend)["passed"]
-            c.expect(not all(passed[t] for t in r.tests), f"{r.id}: the summary patch passes every test of its requirement")
-            c.expect(all(passed[t] for t in workload.baseline_tests), f"{r.id}: the summary patch breaks a baseline test")
+            for kind, patch in (("summary patch", r.from_summary), ("superseded gold", r.superseded_gold)):
+                if patch is None:
+                    continue
+                c.progress(f"{kind} {r.id}")
+                c.expect(not _applies(tree, patch), f"{r.id}: the {kind} still applies on top of the gold (it must conflict)")
+                wrong = _tree(workload, tmp, f"{kind.replace(' ', '-')}-{r.id}", [patch])
+                c.expect(not _applies(wrong, r.gold), f"{r.id}: the gold still applies on top of the {kind} (it must conflict)")
+                passed = evaluate_tree(workload, wrong, backend)["passed"]
+                c.expect(not all(passed[t] for t in r.tests), f"{r.id}: the {kind} passes every test of its requirement")
+                c.expect(all(passed[t] for t in workload.baseline_tests), f"{r.id}: the {kind} breaks a baseline test")
     return c

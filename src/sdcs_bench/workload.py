@@ -74,7 +74,13 @@ class Requirement:
     gold: Path
     summary: str
     from_summary: Path | None  # None: the one-line summary keeps every tested detail
-    text: str  # the requirement's full section of the sprint, verbatim
+    text: str  # the requirement's full section of the prompt that introduced it, verbatim
+    wave: int = 1
+    # A later prompt may amend the requirement in place (tier 4): the gold is then the amended
+    # form, and ``superseded_gold`` implements the original text, which the hidden tests reject.
+    amendment: str | None = None
+    amended_in: str | None = None  # the session whose prompt carries the amendment
+    superseded_gold: Path | None = None
 
     @property
     def summary_patch(self) -> Path:
@@ -101,6 +107,8 @@ class Workload:
     aliases: tuple[str, ...] = ()
     source_globs: tuple[str, ...] = ("**/*.py",)
     poison: dict = field(default_factory=dict)
+    # Tier 1: the agent first implements the baseline (TASK.md); this is its reference patch.
+    baseline_gold: Path | None = None
 
     @property
     def baseline_dir(self) -> Path:
@@ -198,15 +206,24 @@ def _parse_workload(root: Path) -> Workload:
         return meta[key]
 
     schedule = tuple(_parse_session(root, s) for s in need("schedule"))
+    # The first section with an id introduces the requirement; a later one amends it.
     texts: dict[str, str] = {}
+    amendments: dict[str, tuple[str, str]] = {}
     for sess in schedule:
-        texts.update(split_requirements(sess.prompt))
+        for rid, block in split_requirements(sess.prompt).items():
+            if rid not in texts:
+                texts[rid] = block
+            elif block != texts[rid] and rid not in amendments:
+                amendments[rid] = (sess.name, block)
     requirements = []
     for raw in need("requirements"):
         rid = raw["id"]
         if rid not in texts:
             raise SpecSnapError(f"{meta_path}: requirement {rid} has no '### {rid} — title' section in any prompt")
         from_summary = raw.get("from_summary", "gold")
+        amended_in, amendment = amendments.get(rid, (None, None))
+        if amendment is not None and "superseded_gold" not in raw:
+            raise SpecSnapError(f"{meta_path}: requirement {rid} is amended in {amended_in} but has no superseded_gold")
         requirements.append(
             Requirement(
                 id=rid,
@@ -218,6 +235,10 @@ def _parse_workload(root: Path) -> Workload:
                 summary=raw.get("summary", ""),
                 from_summary=None if from_summary == "gold" else root / from_summary,
                 text=texts[rid],
+                wave=int(raw.get("wave", 1)),
+                amendment=amendment,
+                amended_in=amended_in,
+                superseded_gold=root / raw["superseded_gold"] if "superseded_gold" in raw else None,
             )
         )
     hidden = need("hidden")
@@ -240,6 +261,7 @@ def _parse_workload(root: Path) -> Workload:
         aliases=tuple(meta.get("aliases", ())),
         source_globs=tuple(meta.get("source_globs", ["**/*.py"])),
         poison=meta.get("poison", {}) or {},
+        baseline_gold=root / meta["baseline_gold"] if meta.get("baseline_gold") else None,
     )
 
 
