@@ -42,7 +42,7 @@ def test_scaffold_sandbox(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--tier", "2", "--arm", "Nope"], "unknown arm 'Nope'; valid choices: AGENTS_MD_Only, State_MD_Only, Vanilla"),
+        (["--tier", "2", "--arm", "Nope"], "unknown arm 'Nope'; valid choices: AGENTS_MD_Only, Gate_I, State_MD_InPlace_Rule"),
         (["--tier", "7", "--arm", "Vanilla"], "unknown workload 'tier_7'; valid choices: tier_2"),
         (["--workload", "tier_2a_fintech", "--tier", "2", "--arm", "Vanilla"], "either --tier or --workload"),
         (["--tier", "2"], "--arm is required"),
@@ -88,7 +88,7 @@ def test_plan_writes_cells_and_is_idempotent(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--study", "huge"], "unknown study 'huge'; valid choices: smoke"),
+        (["--study", "huge"], "unknown study 'huge'; valid choices: smoke, specsnap_t1_t4"),
         (["--override", "agent=[ref_oracle,gpt_9]"], "unknown agent 'gpt_9'; valid choices: ref_amnesiac"),
         (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: none, uninterrupted"),
         (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, local"),

@@ -1,18 +1,28 @@
-"""Arms: the files placed in the sandbox before session 1, and nothing else (SPEC §4)."""
+"""Arms: the files placed in the sandbox before session 1, and nothing else (SPEC §4).
+
+An arm file is inline ``text``, one or more ``source`` files of the project (concatenated), or the output of a named
+``generator`` run on the scaffolded baseline. Texts may say ``{notes_cap_tokens}``: the arm's
+notes cap for the workload at hand (``notes_cap_tokens`` is a number, or a mapping from
+workload id to number with an optional ``default``).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .errors import SpecSnapError
+from .generators import GENERATORS, generate
 from .paths import project_root
 
 
 @dataclass(frozen=True)
 class ArmFile:
     path: str
-    text: str
+    text: str | None = None  # None for generated files
+    generator: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -22,24 +32,29 @@ class Arm:
     files: tuple[ArmFile, ...]
     memory_files: tuple[str, ...]
     notes_file: str | None
-    notes_cap_tokens: int | None
+    notes_caps: Any = None  # int, or {workload id: int, "default": int}
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> Arm:
         files = []
         for raw in cfg.get("files") or []:
+            where = f"arm {cfg['name']}: file {raw.get('path')}"
             if "generator" in raw:
-                raise SpecSnapError(
-                    f"arm {cfg['name']}: file {raw.get('path')} names generator {raw['generator']!r}, "
-                    "but no generators are available in this version"
-                )
+                if raw["generator"] not in GENERATORS:
+                    raise SpecSnapError(f"{where}: unknown generator {raw['generator']!r}", GENERATORS)
+                files.append(ArmFile(raw["path"], generator=raw["generator"], options=dict(raw.get("options") or {})))
+                continue
             if "text" in raw:
                 text = raw["text"]
             elif "source" in raw:
-                text = (project_root() / raw["source"]).read_text()
+                sources = raw["source"] if isinstance(raw["source"], list) else [raw["source"]]
+                missing = [s for s in sources if not (project_root() / s).is_file()]
+                if missing:
+                    raise SpecSnapError(f"{where}: source {', '.join(missing)} does not exist")
+                text = "".join((project_root() / s).read_text() for s in sources)
             else:
-                raise SpecSnapError(f"arm {cfg['name']}: file {raw.get('path')} needs 'text' or 'source'")
-            files.append(ArmFile(raw["path"], text))
+                raise SpecSnapError(f"{where} needs 'text', 'source' or 'generator'")
+            files.append(ArmFile(raw["path"], text=text))
         memory = cfg.get("memory_files")
         return cls(
             name=cfg["name"],
@@ -47,5 +62,22 @@ class Arm:
             files=tuple(files),
             memory_files=tuple(memory if memory is not None else (f.path for f in files)),
             notes_file=cfg.get("notes_file"),
-            notes_cap_tokens=cfg.get("notes_cap_tokens"),
+            notes_caps=cfg.get("notes_cap_tokens"),
         )
+
+    def notes_cap(self, workload_id: str) -> int | None:
+        caps = self.notes_caps
+        if isinstance(caps, dict):
+            return caps.get(workload_id, caps.get("default"))
+        return caps
+
+    def render(self, tree: Path, workload_id: str, packages: list[str]) -> dict[str, str]:
+        """The arm's files for this workload: path -> content (generators read ``tree``)."""
+        cap = self.notes_cap(workload_id)
+        out = {}
+        for f in self.files:
+            if f.generator is not None:
+                out[f.path] = generate(f.generator, tree, packages, f.options)
+            else:
+                out[f.path] = f.text.replace("{notes_cap_tokens}", str(cap)) if cap is not None else f.text
+        return out

@@ -115,7 +115,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "study": study,
                 "workload": {"id": workload.id, "fingerprint": workload.fingerprint()},
                 "arm": arm_cfg,
-                "arm_digest": _digest([[f.path, f.text] for f in arm.files]),
+                "arm_digest": _digest([[f.path, f.text, f.generator, f.options] for f in arm.files]),
                 "agent": agent_cfg,
                 "variant": variant_cfg,
                 "seed": seed,

@@ -34,10 +34,10 @@ def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise SpecSnapError(f"{dest} already exists and is not an empty directory; choose a new --dest")
     shutil.copytree(workload.baseline_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
-    for file in arm.files:
-        target = dest / file.path
+    for path, text in arm.render(dest, workload.id, list(workload.packages)).items():
+        target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(file.text)
+        target.write_text(text)
     init_repo(dest)
     (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (dest / ".git" / "info" / "exclude").write_text("\n".join(IGNORED) + "\n")
@@ -50,7 +50,7 @@ def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
         "arm": arm.name,
         "memory_files": list(arm.memory_files),
         "notes_file": arm.notes_file,
-        "notes_cap_tokens": arm.notes_cap_tokens,
+        "notes_cap_tokens": arm.notes_cap(workload.id),
         "baseline_commit": baseline_commit,
         "manifest": manifest(dest),
     }

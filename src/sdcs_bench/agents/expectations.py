@@ -1,61 +1,150 @@
 """Closed-form expected scores of the reference policies (SPEC §7).
 
-Each follows from the workload data alone, which is what makes the reference policies the
-pipeline's end-to-end check: a trial whose observed score differs from its expectation means
-the pipeline (scaffold, cleave, sessions or scoring) is broken, not the policy.
+Each follows from the workload data alone: a small abstract model of the policy's decisions
+(what it knows from each prompt and from its notes, what it writes, where the cleave cuts it)
+run over the trial's schedule, with no files, processes or git. The pipeline runs the real
+policy through the real scaffold, cleave, sessions and scoring; a trial whose observed score
+differs from this expectation means the pipeline is broken, not the policy.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..arms import Arm
 from ..schedule import effective_schedule
-from ..workload import Workload
+from ..workload import CleaveRule, Requirement, Workload
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+@dataclass
+class _World:
+    disk: dict[str, str] = field(default_factory=dict)  # requirement -> form on disk
+    uncommitted: set[str] = field(default_factory=set)
+    notes: list[str] = field(default_factory=list)  # entries, as the policy would write them
+    baseline_done: bool = False
+    first_cut: tuple[str, str] | None = None  # (requirement, form) left uncommitted by S1's cleave
 
 
 def expected_reference_score(
     workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any]
 ) -> dict[str, Any] | None:
     """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave"}``, or ``None`` when the
-    agent is not a reference policy or no closed form covers this schedule."""
+    agent is not a reference policy."""
     if not agent.get("reference"):
         return None
     policy = agent.get("policy", {})
     reqs = workload.requirements
-    schedule = effective_schedule(workload, variant)
-    cut_first = [s.cleave.kind for s in schedule] == ["first_py_edit", "none"] and len(schedule) == 2
-    uncut = len(schedule) == 1 and not schedule[0].cleave.active
-    if not (cut_first or uncut):
-        return None
-    acts = policy.get("acts", True)
-    if not acts:
-        passing: set[str] = set()
-    elif policy.get("knows_sprint") == "always" or uncut:
-        passing = {r.id for r in reqs}
-    else:
-        # S1 reads the sprint, takes notes (if the arm gave it the notes file), writes the first
-        # requirement's gold and is cut at that write. S2 sees only the disk.
-        first = reqs[0].id
-        kept = set() if policy.get("revert_uncommitted") else {first}
-        notes = policy.get("notes", "none") if arm.notes_file and arm.notes_file == policy.get("notes_file") else "none"
-        if notes == "verbatim":
-            passing = {r.id for r in reqs}
-        elif notes == "compressed":
-            # A one-line note reproduces a requirement only when it keeps every tested detail.
-            passing = kept | {r.id for r in reqs if r.from_summary is None}
-        else:
-            passing = kept
+    notes_on = bool(arm.notes_file) and arm.notes_file == policy.get("notes_file")
+    style = policy.get("notes", "none") if notes_on else "none"
+    oracle = policy.get("knows_sprint") == "always"
+    world = _World(baseline_done=workload.baseline_gold is None)
+    no_cleave = False
+    for index, session in enumerate(effective_schedule(workload, variant), start=1):
+        if not policy.get("acts", True):
+            no_cleave = no_cleave or (index == 1 and session.cleave.active)
+            continue
+        edits = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1)
+        if index == 1 and session.cleave.active and edits == 0:
+            no_cleave = True
+    passing = {r.id for r in reqs if world.disk.get(r.id) == "gold"}
     survived = None
-    if cut_first and acts and policy.get("knows_sprint") != "always":
-        survived = not policy.get("revert_uncommitted")
-    elif cut_first and acts:
-        survived = True
+    if world.first_cut is not None:
+        rid, form = world.first_cut
+        survived = world.disk.get(rid) == form
     raw = len(passing)
     return {
         "raw": raw,
-        "net": raw,  # gold and summary patches keep the baseline and the boundary rules
+        "net": raw,  # every patch the policies write keeps the baseline and the boundary rules
         "requirements": {r.id: r.id in passing for r in reqs},
         "s1_edit_survived": survived,
-        "no_cleave": cut_first and not acts,
+        "no_cleave": no_cleave,
     }
+
+
+def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, policy: dict,
+                 style: str, oracle: bool, first: bool) -> int:
+    reqs = workload.requirements
+    if policy.get("revert_uncommitted"):
+        for rid in world.uncommitted:
+            world.disk.pop(rid, None)
+        world.uncommitted.clear()
+    # learn
+    sources = [_norm(prompt), _norm("\n".join(world.notes))]
+    known: dict[str, str] = {}
+    amended: set[str] = set()
+    for r in reqs:
+        if oracle or any(_norm(r.text) in s for s in sources):
+            known[r.id] = "full"
+        elif style != "none" and _summary_line(r) in world.notes:
+            known[r.id] = "summary"
+        if r.amendment and (oracle or any(_norm(r.amendment) in s for s in sources)):
+            amended.add(r.id)
+    _take_notes(world, reqs, prompt, known, amended, style)
+    armed = cleave.kind in ("first_py_edit", "nth_py_edit")
+    edits = 0
+
+    def write(rid: str, form: str) -> bool:
+        """Record one source edit; True when the cleave cuts the session right after it."""
+        nonlocal edits
+        world.disk[rid] = form
+        edits += 1
+        cut = armed and edits >= (cleave.n if cleave.kind == "nth_py_edit" else 1)
+        if cut:
+            world.uncommitted.add(rid)
+            if first and world.first_cut is None:
+                world.first_cut = (rid, form)
+        else:
+            world.uncommitted.discard(rid)
+        return cut
+
+    if not world.baseline_done and (oracle or "TASK.md" in prompt):
+        world.baseline_done = True  # implemented and committed: this arms an after-commit cleave
+        armed = armed or cleave.kind == "first_py_edit_after_commit"
+    elif cleave.kind == "first_py_edit_after_commit":
+        armed = False  # no commit of the baseline in this session: the rule never arms (no such case in tier 1)
+    if world.baseline_done:
+        for r in reqs:
+            form = known.get(r.id)
+            if form is None:
+                continue
+            target = "summary" if form == "summary" else ("superseded" if r.superseded_gold and r.id not in amended else "gold")
+            if target == "summary" and r.from_summary is None:
+                target = "gold"  # the summary keeps every tested detail
+            current = world.disk.get(r.id)
+            if current == target:
+                continue
+            if current is None or (current == "superseded" and target == "gold"):
+                if write(r.id, target):
+                    return edits
+    world.uncommitted.clear()  # the session ends normally and commits its work
+    return edits
+
+
+def _summary_line(r: Requirement) -> str:
+    return f"- {r.id}: {r.summary}"
+
+
+def _take_notes(world: _World, reqs, prompt: str, known: dict[str, str], amended: set[str], style: str) -> None:
+    if style == "none":
+        return
+    if style == "compressed":
+        for r in reqs:
+            if known.get(r.id) == "full" and _summary_line(r) not in world.notes:
+                world.notes.append(_summary_line(r))
+    elif style == "overwrite":
+        norm_prompt = _norm(prompt)
+        current = [r.text for r in reqs if _norm(r.text) in norm_prompt]
+        current += [r.amendment for r in reqs if r.amendment and _norm(r.amendment) in norm_prompt]
+        if current:
+            world.notes = current
+    else:  # verbatim or amend: everything known is kept
+        for r in reqs:
+            if known.get(r.id) == "full" and r.text not in world.notes:
+                world.notes.append(r.text)
+            if r.id in amended and r.amendment not in world.notes:
+                world.notes.append(r.amendment)

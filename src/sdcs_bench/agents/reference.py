@@ -26,9 +26,12 @@ class ReferenceHarness(Harness):
                     "gold": req.gold.read_text(),
                     "summary": req.summary,
                     "summary_patch": req.summary_patch.read_text(),
+                    "amendment": req.amendment,
+                    "superseded": req.superseded_gold.read_text() if req.superseded_gold else None,
                 }
                 for req in ctx.workload.requirements
             ],
+            "baseline": ctx.workload.baseline_gold.read_text() if ctx.workload.baseline_gold else None,
         }
         return Invocation(
             argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],

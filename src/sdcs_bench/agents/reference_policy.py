@@ -5,10 +5,12 @@ through the file system and git, so the cleave controller stops it exactly as it
 agent. It needs only the standard library: the sandbox exposes this one file, never the project.
 
 Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives from its model:
-  params  - the behaviour preset (see conf/agent/ref_*.yaml)
-  prompt  - this session's prompt, exactly as a real agent would get it
-  skills  - per requirement: its full text and the patch written from it, and its one-line
-            summary and the patch written from that (the policy's "competence")
+  params    the behaviour preset (see conf/agent/ref_*.yaml)
+  prompt    this session's prompt, exactly as a real agent would get it
+  skills    per requirement: its full text and the patch written from it, its one-line summary
+            and the patch written from that, and (if a later wave amends it) the amendment's
+            text and the patch of the original, superseded form: the policy's "competence"
+  baseline  (tier 1) the patch implementing TASK.md
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
 for a policy with ``knows_sprint: always`` (the oracle). Every action is one JSON line on stdout.
 """
@@ -16,8 +18,10 @@ for a policy with ``knows_sprint: always`` (the oracle). Every action is one JSO
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,11 +30,16 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
+def _touched(patch: str) -> list[str]:
+    return sorted(set(re.findall(r"^diff --git a/(\S+) b/", patch, re.MULTILINE)))
+
+
 class Agent:
     def __init__(self, briefing: dict) -> None:
         self.params = briefing["params"]
         self.prompt = briefing["prompt"]
         self.skills = briefing["skills"]
+        self.baseline = briefing.get("baseline")
         self.turns = 0
 
     # -- acting on the world ------------------------------------------------------------------
@@ -42,14 +51,34 @@ class Agent:
         time.sleep(float(self.params.get("turn_delay_s", 0)))
 
     @staticmethod
-    def git(*args: str, patch: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(["git", *args], input=patch, capture_output=True, text=True)
+    def git(*args: str, patch: str | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", *args], input=patch, capture_output=True, text=True, cwd=cwd)
 
     def applied(self, patch: str) -> bool:
         return self.git("apply", "--check", "--reverse", "-", patch=patch).returncode == 0
 
     def applies(self, patch: str) -> bool:
         return self.git("apply", "--check", "-", patch=patch).returncode == 0
+
+    def edit(self, steps: list[tuple[str, bool]]) -> bool:
+        """Apply patches (``(patch, reverse)``) as ONE write per file, the way an agent's edit tool
+        rewrites a file: the result is computed in a scratch copy, then each file written once."""
+        files = sorted({f for patch, _ in steps for f in _touched(patch)})
+        with tempfile.TemporaryDirectory() as scratch:
+            for rel in files:
+                src, dst = Path(rel), Path(scratch) / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                if src.is_file():
+                    dst.write_bytes(src.read_bytes())
+            for patch, reverse in steps:
+                args = ["apply", *(["--reverse"] if reverse else []), "-"]
+                if self.git(*args, patch=patch, cwd=scratch).returncode != 0:
+                    return False
+            results = {rel: (Path(scratch) / rel).read_bytes() for rel in files if (Path(scratch) / rel).is_file()}
+        for rel, data in results.items():
+            Path(rel).parent.mkdir(parents=True, exist_ok=True)
+            Path(rel).write_bytes(data)
+        return True
 
     def commit(self, message: str) -> bool:
         self.git("add", "-A")
@@ -65,46 +94,69 @@ class Agent:
             return
         if self.params.get("revert_uncommitted"):
             self.revert_uncommitted_py()
-        known = self.learn()
-        self.take_notes(known)
+        known, amended = self.learn()
+        self.take_notes(known, amended)
+        self.implement_baseline()
         for skill in self.skills:
-            form = known.get(skill["id"])
-            if form is None:
-                continue
-            patch = skill["gold"] if form == "full" else skill["summary_patch"]
-            if self.applied(patch):
-                self.log("already_done", requirement=skill["id"])
-                continue
-            if not self.applies(patch):
-                self.log("skip_conflict", requirement=skill["id"], knows=form)
-                continue
-            # One action, like an agent's `edit && git commit`: the git guard must catch the race.
-            self.git("apply", "-", patch=patch)
-            committed = self.commit(f"{skill['id']}: implement")
-            self.log("implement", requirement=skill["id"], knows=form, committed=committed)
-            self.pause()
+            self.implement(skill, known.get(skill["id"]), skill["id"] in amended)
         if self.dirty():
             self.log("commit_remaining", committed=self.commit("Commit remaining work"))
 
-    def learn(self) -> dict[str, str]:
-        """Which requirements this session knows, and whether in full or as a summary line."""
+    def implement_baseline(self) -> None:
+        """Tier 1: implement TASK.md and commit it first, when the prompt asks for it."""
+        if self.baseline is None or self.applied(self.baseline):
+            return
+        if self.params.get("knows_sprint") != "always" and "TASK.md" not in self.prompt:
+            return
+        if self.applies(self.baseline) and self.edit([(self.baseline, False)]):
+            self.log("implement_baseline", committed=self.commit("Implement TASK.md"))
+            self.pause()
+
+    def implement(self, skill: dict, form: str | None, amendment_known: bool) -> None:
+        if form is None:
+            return
+        rid = skill["id"]
+        if form == "summary":
+            target, kind = skill["summary_patch"], "summary"
+        elif skill.get("superseded") and not amendment_known:
+            target, kind = skill["superseded"], "superseded"
+        else:
+            target, kind = skill["gold"], "gold"
+        if self.applied(target):
+            return
+        if self.applies(target):
+            steps = [(target, False)]
+        elif kind == "gold" and skill.get("superseded") and self.applied(skill["superseded"]):
+            steps = [(skill["superseded"], True), (target, False)]  # the amendment, made in place
+        else:
+            self.log("skip_conflict", requirement=rid, knows=kind)
+            return
+        # One action, like an agent's `edit && git commit`: the git guard must catch the race.
+        if self.edit(steps):
+            committed = self.commit(f"{rid}: implement")
+            self.log("implement", requirement=rid, form=kind, committed=committed)
+            self.pause()
+
+    def learn(self) -> tuple[dict[str, str], set[str]]:
+        """Which requirements this session knows (in full or as a summary line), and which
+        amendments it knows, from the prompt and the notes on disk."""
         known: dict[str, str] = {}
-        prompt = _norm(self.prompt)
-        for skill in self.skills:
-            if self.params.get("knows_sprint") == "always" or _norm(skill["text"]) in prompt:
-                known[skill["id"]] = "full"
+        amended: set[str] = set()
+        oracle = self.params.get("knows_sprint") == "always"
+        sources = [_norm(self.prompt)]
         notes = self.notes_path()
         if notes is not None:
-            text = _norm(notes.read_text(errors="replace"))
-            for skill in self.skills:
-                if skill["id"] in known:
-                    continue
-                if _norm(skill["text"]) in text:
-                    known[skill["id"]] = "full"
-                elif _norm(self.summary_line(skill)) in text:
-                    known[skill["id"]] = "summary"
-        self.log("read", known=known)
-        return known
+            sources.append(_norm(notes.read_text(errors="replace")))
+        for skill in self.skills:
+            rid = skill["id"]
+            if oracle or any(_norm(skill["text"]) in s for s in sources):
+                known[rid] = "full"
+            elif notes is not None and _norm(self.summary_line(skill)) in sources[-1]:
+                known[rid] = "summary"
+            if skill.get("amendment") and (oracle or any(_norm(skill["amendment"]) in s for s in sources)):
+                amended.add(rid)
+        self.log("read", known=known, amendments=sorted(amended))
+        return known, amended
 
     def notes_path(self) -> Path | None:
         name = self.params.get("notes_file")
@@ -115,23 +167,43 @@ class Agent:
     def summary_line(skill: dict) -> str:
         return f"- {skill['id']}: {skill['summary']}"
 
-    def take_notes(self, known: dict[str, str]) -> None:
+    def take_notes(self, known: dict[str, str], amended: set[str]) -> None:
         style = self.params.get("notes", "none")
         notes = self.notes_path()
         if style == "none" or notes is None:
             return
-        current = _norm(notes.read_text(errors="replace"))
-        entries = []
-        for skill in self.skills:
-            if known.get(skill["id"]) != "full":
-                continue
-            entry = skill["text"] if style == "verbatim" else self.summary_line(skill)
-            if _norm(entry) not in current:
-                entries.append(entry)
-        if entries:
-            with notes.open("a") as fh:
-                fh.write("\n" + "\n\n".join(entries) + "\n")
-            self.log("write_notes", style=style, entries=len(entries))
+        text = notes.read_text(errors="replace")
+        if style == "compressed":
+            entries = [self.summary_line(s) for s in self.skills if known.get(s["id"]) == "full"]
+            new = [e for e in entries if _norm(e) not in _norm(text)]
+            text = text.rstrip("\n") + "\n" + "\n".join(new) + "\n" if new else text
+        elif style == "overwrite":
+            # Only what this prompt newly requests; a prompt that requests nothing leaves the notes.
+            prompt = _norm(self.prompt)
+            current = [s["text"] for s in self.skills if _norm(s["text"]) in prompt]
+            current += [s["amendment"] for s in self.skills if s.get("amendment") and _norm(s["amendment"]) in prompt]
+            if not current:
+                return
+            head = text.split("\n", 1)[0]
+            new_text = head + "\n\n" + "\n\n".join(current) + "\n"
+            new = current if new_text != text else []
+            text = new_text
+        else:  # verbatim (append) or amend (amendments placed right under their requirement)
+            new = []
+            for skill in self.skills:
+                if known.get(skill["id"]) == "full" and _norm(skill["text"]) not in _norm(text):
+                    text = text.rstrip("\n") + "\n\n" + skill["text"] + "\n"
+                    new.append(skill["id"])
+                if skill["id"] in amended and _norm(skill["amendment"]) not in _norm(text):
+                    block = skill["amendment"]
+                    if style == "amend" and skill["text"] in text:
+                        text = text.replace(skill["text"], skill["text"] + "\n\n" + block, 1)
+                    else:
+                        text = text.rstrip("\n") + "\n\n" + block + "\n"
+                    new.append(skill["id"] + " (amendment)")
+        if new:
+            notes.write_text(text)
+            self.log("write_notes", style=style, entries=len(new))
             self.pause()
 
     def revert_uncommitted_py(self) -> None:
