@@ -17,6 +17,7 @@ for a policy with ``knows_sprint: always`` (the oracle). Every action is one JSO
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
@@ -28,6 +29,10 @@ from pathlib import Path
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _touched(patch: str) -> list[str]:
@@ -96,6 +101,8 @@ class Agent:
             self.revert_uncommitted_py()
         known, amended = self.learn()
         self.take_notes(known, amended)
+        if self.params.get("hash_check"):
+            self.check_hashes(known, amended)
         self.implement_baseline()
         for skill in self.skills:
             self.implement(skill, known.get(skill["id"]), skill["id"] in amended)
@@ -113,15 +120,11 @@ class Agent:
             self.pause()
 
     def implement(self, skill: dict, form: str | None, amendment_known: bool) -> None:
-        if form is None:
+        target = self.target(skill, form, amendment_known)
+        if target is None:
             return
         rid = skill["id"]
-        if form == "summary":
-            target, kind = skill["summary_patch"], "summary"
-        elif skill.get("superseded") and not amendment_known:
-            target, kind = skill["superseded"], "superseded"
-        else:
-            target, kind = skill["gold"], "gold"
+        kind = "summary" if form == "summary" else ("gold" if target == skill["gold"] else "superseded")
         if self.applied(target):
             return
         if self.applies(target):
@@ -136,6 +139,62 @@ class Agent:
             committed = self.commit(f"{rid}: implement")
             self.log("implement", requirement=rid, form=kind, committed=committed)
             self.pause()
+
+    def target(self, skill: dict, form: str | None, amendment_known: bool) -> str | None:
+        if form is None:
+            return None
+        if form == "summary":
+            return skill["summary_patch"]
+        if skill.get("superseded") and not amendment_known:
+            return skill["superseded"]
+        return skill["gold"]
+
+    def check_hashes(self, known: dict[str, str], amended: set[str]) -> None:
+        """Gate I: compare every module with the SHA-256 recorded in app_map.md at setup. A module
+        that differs is rebuilt from its setup version (found in git's object store, even if a
+        commit was amended away) plus the known requirements applied to it; if that differs from
+        the file, the rest was drift and is undone, in one write."""
+        app_map = Path("app_map.md")
+        if not app_map.is_file():
+            return
+        manifest = dict(re.findall(r"^- `([^`]+)` \(`[^`]*`\) sha256 `([0-9a-f]{64})`", app_map.read_text(), re.MULTILINE))
+        drift = [p for p, h in manifest.items() if not Path(p).is_file() or _sha256(Path(p).read_bytes()) != h]
+        if not drift:
+            return
+        blobs = self.blobs_by_sha256()
+        repaired = []
+        for path in drift:
+            original = blobs.get(manifest[path])
+            if original is None:
+                continue
+            patches = []
+            for skill in self.skills:
+                patch = self.target(skill, known.get(skill["id"]), skill["id"] in amended)
+                if patch and path in _touched(patch) and self.applied(patch):
+                    patches.append(patch)
+            with tempfile.TemporaryDirectory() as scratch:
+                copy = Path(scratch) / path
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                copy.write_bytes(original)
+                if any(self.git("apply", "-", patch=p, cwd=scratch).returncode for p in patches):
+                    continue
+                rebuilt = copy.read_bytes()
+            if rebuilt != Path(path).read_bytes():
+                Path(path).write_bytes(rebuilt)
+                repaired.append(path)
+        self.log("drift_check", drift=drift, repaired=repaired)
+        if repaired:
+            self.log("commit_repair", committed=self.commit("Undo drift found by the hash check"))
+            self.pause()
+
+    def blobs_by_sha256(self) -> dict[str, bytes]:
+        listing = self.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)").stdout
+        ids = [line.split()[0] for line in listing.splitlines() if line.endswith(" blob")]
+        out = {}
+        for oid in ids:
+            data = subprocess.run(["git", "cat-file", "blob", oid], capture_output=True).stdout
+            out[_sha256(data)] = data
+        return out
 
     def learn(self) -> tuple[dict[str, str], set[str]]:
         """Which requirements this session knows (in full or as a summary line), and which

@@ -1,0 +1,8 @@
+"""Staffing coverage over opening hours.
+
+Placeholder: nothing is implemented here yet.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
