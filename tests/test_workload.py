@@ -7,7 +7,7 @@ import shutil
 import pytest
 from conftest import specsnap
 
-from sdcs_bench.workload import NEUTRAL_PROMPT, _parse_workload, split_requirements
+from sdcs_bench.workload import NEUTRAL_PROMPT, _parse_workload, registered_workloads, split_requirements
 
 
 def test_tier2_shape(tier2):
@@ -36,8 +36,9 @@ def test_split_requirements_stops_at_the_next_heading():
     assert split_requirements(text) == {"R-A-1": "### R-A-1 — one\nalpha", "R-A-2": "### R-A-2 — two\nbeta"}
 
 
-def test_validate_workload_tier2_passes():
-    result = specsnap("validate-workload", "tier_2")
+@pytest.mark.parametrize("workload", sorted(registered_workloads()))
+def test_validate_workload_passes_for_every_registered_workload(workload):
+    result = specsnap("validate-workload", workload)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "all" in result.stdout and "checks passed" in result.stdout
 
@@ -70,3 +71,13 @@ def test_unknown_workload_names_the_choices():
     result = specsnap("validate-workload", "tier_9")
     assert result.returncode == 2
     assert "unknown workload 'tier_9'" in result.stderr and "tier_2" in result.stderr
+
+
+def test_tier1_starts_from_a_skeleton_and_arms_its_cleave_after_the_first_commit():
+    from sdcs_bench.workload import load_workload
+
+    tier1 = load_workload("tier_1")
+    assert tier1.baseline_gold is not None and (tier1.baseline_dir / "TASK.md").is_file()
+    assert str(tier1.schedule[0].cleave) == "first_py_edit_after_commit"
+    assert "TASK.md" in tier1.schedule[0].prompt and len(tier1.requirements) == 6
+    assert all(r.from_summary is not None for r in tier1.requirements)  # no one-line summary suffices

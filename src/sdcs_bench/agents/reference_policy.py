@@ -272,7 +272,9 @@ class Agent:
             code, path = entry[:2], entry[3:]
             if not path.endswith(".py"):
                 continue
-            if code == "??":
+            if code == "??" or self.git("cat-file", "-e", f"HEAD:{path}").returncode != 0:
+                # new since the last commit (untracked, or staged by a commit the cleave refused)
+                self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
                 Path(path).unlink(missing_ok=True)
             else:
                 self.git("checkout", "HEAD", "--", path)
