@@ -242,7 +242,7 @@ def _parse_workload(root: Path) -> Workload:
             )
         )
     hidden = need("hidden")
-    return Workload(
+    workload = Workload(
         id=need("id"),
         root=root,
         family=meta.get("family", "synthetic"),
@@ -263,6 +263,20 @@ def _parse_workload(root: Path) -> Workload:
         poison=meta.get("poison", {}) or {},
         baseline_gold=root / meta["baseline_gold"] if meta.get("baseline_gold") else None,
     )
+    _check_files(workload, meta_path)
+    return workload
+
+
+def _check_files(workload: Workload, meta_path: Path) -> None:
+    """Every file workload.yaml names must exist: a broken workload stops a run at planning,
+    not halfway through its trials (the full check is ``specsnap validate-workload``)."""
+    named = [workload.baseline_dir, workload.hidden_dir, workload.hidden_ini, workload.baseline_dir / "wiring.yaml"]
+    named += [workload.baseline_gold] if workload.baseline_gold else []
+    for r in workload.requirements:
+        named += [p for p in (r.gold, r.from_summary, r.superseded_gold) if p is not None]
+    missing = [p.relative_to(workload.root).as_posix() for p in named if not p.exists()]
+    if missing:
+        raise SpecSnapError(f"{meta_path}: missing {', '.join(missing)}; run `specsnap validate-workload {workload.id}`")
 
 
 def _parse_session(root: Path, raw: dict) -> SessionSpec:
