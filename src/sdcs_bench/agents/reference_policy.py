@@ -152,8 +152,8 @@ class Agent:
     def check_hashes(self, known: dict[str, str], amended: set[str]) -> None:
         """Gate I: compare every module with the SHA-256 recorded in app_map.md at setup. A module
         that differs is rebuilt from its setup version (found in git's object store, even if a
-        commit was amended away) plus the known requirements applied to it; if that differs from
-        the file, the rest was drift and is undone, in one write."""
+        commit was amended away) plus the known work applied to it (TASK.md, requirements); if
+        that differs from the file, the rest was drift and is undone, in one write."""
         app_map = Path("app_map.md")
         if not app_map.is_file():
             return
@@ -168,6 +168,8 @@ class Agent:
             if original is None:
                 continue
             patches = []
+            if self.baseline and path in _touched(self.baseline) and self.applied(self.baseline):
+                patches.append(self.baseline)  # tier 1: implementing TASK.md is recorded work too
             for skill in self.skills:
                 patch = self.target(skill, known.get(skill["id"]), skill["id"] in amended)
                 if patch and path in _touched(patch) and self.applied(patch):
