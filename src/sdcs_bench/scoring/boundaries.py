@@ -6,10 +6,14 @@ from __future__ import annotations
 import copy
 import importlib
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+
+_SYS_PATH_LOCK = threading.Lock()
 
 
 def _contract_types() -> dict[str, type]:
@@ -44,12 +48,13 @@ def check_boundaries(root: Path, wiring: dict[str, Any], dynamic: list[tuple[str
 
     roots = [p for p in wiring.get("root_packages", []) if (root / p / "__init__.py").is_file()]
     missing = sorted(set(wiring.get("root_packages", [])) - set(roots))
-    sys.path.insert(0, str(root))
-    importlib.invalidate_caches()
-    try:
-        graph = grimp.build_graph(*roots, cache_dir=None) if roots else None
-    finally:
-        sys.path.remove(str(root))
+    with _SYS_PATH_LOCK:  # grimp finds the packages through sys.path, which threads share
+        sys.path.insert(0, str(root))
+        importlib.invalidate_caches()
+        try:
+            graph = grimp.build_graph(*roots, cache_dir=None) if roots else None
+        finally:
+            sys.path.remove(str(root))
     dynamic_added = []
     if graph is not None:
         for importer, imported in dynamic:
