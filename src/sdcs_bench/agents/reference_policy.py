@@ -171,9 +171,10 @@ class Agent:
             if self.baseline and path in _touched(self.baseline) and self.applied(self.baseline):
                 patches.append(self.baseline)  # tier 1: implementing TASK.md is recorded work too
             for skill in self.skills:
-                patch = self.target(skill, known.get(skill["id"]), skill["id"] in amended)
-                if patch and path in _touched(patch) and self.applied(patch):
-                    patches.append(patch)
+                if skill["id"] not in known:
+                    continue  # work this session cannot account for
+                forms = [skill["gold"], skill.get("superseded"), skill["summary_patch"]]
+                patches += [p for p in forms if p and path in _touched(p) and self.applied(p)][:1]
             with tempfile.TemporaryDirectory() as scratch:
                 copy = Path(scratch) / path
                 copy.parent.mkdir(parents=True, exist_ok=True)
