@@ -55,3 +55,34 @@ def test_reverter_loses_the_s1_edit(tier2):
 
 def test_models_have_no_reference_expectation(tier2):
     assert expected_reference_score(tier2, arm("Vanilla"), {"name": "m", "harness": "x"}, NONE) is None
+
+
+# tier x agent x arm -> net after the workload's own (cleaved) schedule
+TIERS = {
+    ("tier_1", "ref_amnesiac", "Vanilla"): 1, ("tier_1", "ref_verbatim_notes", "Tuned_Reference"): 6,
+    ("tier_1", "ref_compressed_notes", "State_MD_Only"): 1, ("tier_1", "ref_reverter", "Gate_I"): 0,
+    ("tier_3", "ref_verbatim_notes", "State_MD_Only"): 24, ("tier_3", "ref_compressed_notes", "Tuned_Reference"): 1,
+    # tier 4: each of the three cleaved sessions leaves one edit on disk
+    ("tier_4", "ref_amnesiac", "Vanilla"): 3, ("tier_4", "ref_wave_amend", "State_MD_Original_Rule"): 36,
+    ("tier_4", "ref_wave_overwrite", "State_MD_Original_Rule"): 15, ("tier_4", "ref_hash_check", "Gate_I"): 36,
+    # one-line notes steer every later session into a wrong patch: worse than no notes at all
+    ("tier_4", "ref_compressed_notes", "State_MD_InPlace_Rule"): 1, ("tier_4", "ref_compressed_notes", "Vanilla"): 3,
+}
+
+
+@pytest.mark.parametrize("tier,agent,arm_name", sorted(TIERS))
+def test_other_tiers(tier, agent, arm_name):
+    from sdcs_bench.workload import load_workload
+
+    exp = expected_reference_score(load_workload(tier), arm(arm_name), config.entity("agent", agent), NONE)
+    assert exp["net"] == TIERS[(tier, agent, arm_name)]
+
+
+def test_tier4_superseded_form_is_upgraded_only_when_the_amendment_is_known():
+    from sdcs_bench.workload import load_workload
+
+    tier4 = load_workload("tier_4")
+    amended = [r for r in tier4.requirements if r.amendment]
+    assert len(amended) == 6 and {r.amended_in for r in amended} == {"S2", "S3"}
+    uncut = expected_reference_score(tier4, arm("Vanilla"), config.entity("agent", "ref_amnesiac"), UNCUT)
+    assert uncut["net"] == 36  # the control sees every wave and every amendment at once
