@@ -86,3 +86,27 @@ def test_tier4_superseded_form_is_upgraded_only_when_the_amendment_is_known():
     assert len(amended) == 6 and {r.amended_in for r in amended} == {"S2", "S3"}
     uncut = expected_reference_score(tier4, arm("Vanilla"), config.entity("agent", "ref_amnesiac"), UNCUT)
     assert uncut["net"] == 36  # the control sees every wave and every amendment at once
+
+
+ALL_AGENTS = ["ref_oracle", "ref_null", "ref_amnesiac", "ref_verbatim_notes", "ref_compressed_notes", "ref_reverter",
+              "ref_wave_overwrite", "ref_wave_amend", "ref_hash_check"]
+
+
+@pytest.mark.parametrize("tier", ["tier_1", "tier_2", "tier_3", "tier_4"])
+def test_every_tier_and_arm_has_a_closed_form_with_the_expected_order(tier):
+    from sdcs_bench.workload import load_workload
+
+    workload = load_workload(tier)
+    n = len(workload.requirements)
+    for arm_name in config.options("arm"):
+        the_arm = arm(arm_name)
+        net = {a: expected_reference_score(workload, the_arm, config.entity("agent", a), NONE)["net"] for a in ALL_AGENTS}
+        control = {a: expected_reference_score(workload, the_arm, config.entity("agent", a), UNCUT)["net"] for a in ALL_AGENTS}
+        assert net["ref_oracle"] == n and net["ref_null"] == 0 and net["ref_reverter"] == 0
+        assert control == {a: (0 if a == "ref_null" else n) for a in ALL_AGENTS}
+        # with no drift to repair, the hash check changes nothing; amending never loses to overwriting
+        assert net["ref_hash_check"] == net["ref_wave_amend"] >= net["ref_wave_overwrite"] >= net["ref_amnesiac"]
+        if the_arm.notes_file is None:  # no notes file: every note-taker is an amnesiac
+            assert {net[a] for a in ALL_AGENTS if "notes" in a or "wave" in a or "hash" in a} == {net["ref_amnesiac"]}
+        else:
+            assert net["ref_verbatim_notes"] == net["ref_wave_amend"] == n

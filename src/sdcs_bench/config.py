@@ -6,8 +6,10 @@ is the only place that composes them; the pipeline composes once per run (see pl
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 from .errors import unknown
@@ -53,6 +55,11 @@ def compose(overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def entity(group: str, name: str) -> dict[str, Any]:
-    """One resolved entity, e.g. ``entity("arm", "State_MD_Only")``."""
+    """One resolved entity, e.g. ``entity("arm", "State_MD_Only")`` (a fresh copy each call)."""
     check_option(group, name)
+    return copy.deepcopy(_entity(group, name))
+
+
+@cache
+def _entity(group: str, name: str) -> dict[str, Any]:
     return compose([f"+{group}={name}"] if group != "study" else [f"study={name}"])[group]

@@ -95,17 +95,11 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     grid = {**cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
-    entities: dict[tuple[str, str], dict] = {}
-
-    def entity(group: str, name: str) -> dict:
-        if (group, name) not in entities:
-            entities[(group, name)] = config.entity(group, name)
-        return entities[(group, name)]
-
     trials = []
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
         workload = load_workload(wid)
-        arm_cfg, agent_cfg, variant_cfg = entity("arm", arm_name), entity("agent", agent_name), entity("variant", variant_name)
+        arm_cfg = config.entity("arm", arm_name)
+        agent_cfg, variant_cfg = config.entity("agent", agent_name), config.entity("variant", variant_name)
         arm = Arm.from_config(arm_cfg)  # fails here, before any work, if an arm file is missing
         schedule = effective_schedule(workload, variant_cfg)
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
