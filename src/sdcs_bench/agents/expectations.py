@@ -105,8 +105,6 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
     if not world.baseline_done and (oracle or "TASK.md" in prompt):
         world.baseline_done = True  # implemented and committed: this arms an after-commit cleave
         armed = armed or cleave.kind == "first_py_edit_after_commit"
-    elif cleave.kind == "first_py_edit_after_commit":
-        armed = False  # no commit of the baseline in this session: the rule never arms (no such case in tier 1)
     if world.baseline_done:
         for r in reqs:
             form = known.get(r.id)
