@@ -147,6 +147,7 @@ class CleaveController:
         self._lock = threading.Lock()
         self._pgid: int | None = None
         self._edits: list[str] = []
+        self._pending: set[str] = set()  # files with a grace timer running
         self._t0 = time.monotonic()
         self._observer = Observer()
 
@@ -179,7 +180,12 @@ class CleaveController:
             return  # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
         if kind in ("created", "modified"):
             # The write is under way: wait for it to complete (close or move), so the edit left on
-            # disk is whole; a writer that keeps the file open is stopped after a short grace.
+            # disk is whole; a writer that keeps the file open is stopped after a short grace
+            # (one timer per file, however many chunks the write arrives in).
+            with self._lock:
+                if rel in self._pending:
+                    return
+                self._pending.add(rel)
             timer = threading.Timer(OPEN_WRITE_GRACE_S, self._edit_completed, (rel, "grace"))
             timer.daemon = True
             timer.start()
@@ -190,12 +196,11 @@ class CleaveController:
         with self._lock:
             if self.fired.is_set():
                 return
-            if how != "grace":
-                self._edits.append(rel)
-            elif self._edits and self._edits[-1] == rel:
-                return  # this write already completed and was counted
-            else:
-                self._edits.append(rel)
+            if how == "grace":
+                self._pending.discard(rel)
+                if self._edits and self._edits[-1] == rel:
+                    return  # this write already completed and was counted
+            self._edits.append(rel)
             needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
             if len(self._edits) < needed:
                 return

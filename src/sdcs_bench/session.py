@@ -20,6 +20,7 @@ from .records import remember_session
 from .sandbox.base import Backend, base_env, kill_group
 from .workload import SessionSpec, Workload
 
+
 def run_session(
     *,
     trial_id: str,

@@ -65,21 +65,27 @@ class Agent:
     def applies(self, patch: str) -> bool:
         return self.git("apply", "--check", "-", patch=patch).returncode == 0
 
-    def edit(self, steps: list[tuple[str, bool]]) -> bool:
-        """Apply patches (``(patch, reverse)``) as ONE write per file, the way an agent's edit tool
-        rewrites a file: the result is computed in a scratch copy, then each file written once."""
-        files = sorted({f for patch, _ in steps for f in _touched(patch)})
+    def rebuild(self, files: dict[str, bytes], steps: list[tuple[str, bool]]) -> dict[str, bytes] | None:
+        """Apply patches (``(patch, reverse)``) to ``files`` in a scratch copy; the new contents,
+        or ``None`` when a patch does not apply."""
         with tempfile.TemporaryDirectory() as scratch:
-            for rel in files:
-                src, dst = Path(rel), Path(scratch) / rel
+            for rel, data in files.items():
+                dst = Path(scratch) / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
-                if src.is_file():
-                    dst.write_bytes(src.read_bytes())
+                dst.write_bytes(data)
             for patch, reverse in steps:
                 args = ["apply", *(["--reverse"] if reverse else []), "-"]
                 if self.git(*args, patch=patch, cwd=scratch).returncode != 0:
-                    return False
-            results = {rel: (Path(scratch) / rel).read_bytes() for rel in files if (Path(scratch) / rel).is_file()}
+                    return None
+            touched = set(files) | {f for patch, _ in steps for f in _touched(patch)}
+            return {rel: (Path(scratch) / rel).read_bytes() for rel in sorted(touched) if (Path(scratch) / rel).is_file()}
+
+    def edit(self, steps: list[tuple[str, bool]]) -> bool:
+        """Apply patches as ONE write per file, the way an agent's edit tool rewrites a file."""
+        files = {rel: Path(rel).read_bytes() for patch, _ in steps for rel in _touched(patch) if Path(rel).is_file()}
+        results = self.rebuild(files, steps)
+        if results is None:
+            return False
         for rel, data in results.items():
             Path(rel).parent.mkdir(parents=True, exist_ok=True)
             Path(rel).write_bytes(data)
@@ -175,15 +181,9 @@ class Agent:
                     continue  # work this session cannot account for
                 forms = [skill["gold"], skill.get("superseded"), skill["summary_patch"]]
                 patches += [p for p in forms if p and path in _touched(p) and self.applied(p)][:1]
-            with tempfile.TemporaryDirectory() as scratch:
-                copy = Path(scratch) / path
-                copy.parent.mkdir(parents=True, exist_ok=True)
-                copy.write_bytes(original)
-                if any(self.git("apply", "-", patch=p, cwd=scratch).returncode for p in patches):
-                    continue
-                rebuilt = copy.read_bytes()
-            if rebuilt != Path(path).read_bytes():
-                Path(path).write_bytes(rebuilt)
+            rebuilt = self.rebuild({path: original}, [(p, False) for p in patches])
+            if rebuilt is not None and rebuilt[path] != Path(path).read_bytes():
+                Path(path).write_bytes(rebuilt[path])
                 repaired.append(path)
         self.log("drift_check", drift=drift, repaired=repaired)
         if repaired:
@@ -191,12 +191,16 @@ class Agent:
             self.pause()
 
     def blobs_by_sha256(self) -> dict[str, bytes]:
-        listing = self.git("cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)").stdout
-        ids = [line.split()[0] for line in listing.splitlines() if line.endswith(" blob")]
-        out = {}
-        for oid in ids:
-            data = subprocess.run(["git", "cat-file", "blob", oid], capture_output=True).stdout
-            out[_sha256(data)] = data
+        """Every blob in the object store, reachable or not, by the SHA-256 of its content."""
+        raw = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], capture_output=True).stdout
+        out, pos = {}, 0
+        while pos < len(raw):
+            end = raw.index(b"\n", pos)
+            _, kind, size = raw[pos:end].split()
+            data = raw[end + 1 : end + 1 + int(size)]
+            pos = end + 2 + int(size)  # the content is followed by a newline
+            if kind == b"blob":
+                out[_sha256(data)] = data
         return out
 
     def learn(self) -> tuple[dict[str, str], set[str]]:
