@@ -13,6 +13,7 @@ Three layers, so that the edit can never be committed:
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import subprocess
 import threading
@@ -119,6 +120,14 @@ def guard_state(repo: Path) -> str:
         return "off"
 
 
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
 def _uncommitted(repo: Path, rel: str) -> bool:
     proc = subprocess.run(["git", "status", "--porcelain", "--", rel], cwd=repo, capture_output=True, text=True)
     return bool(proc.stdout.strip())
@@ -138,10 +147,15 @@ class _Handler(FileSystemEventHandler):
 class CleaveController:
     """Watches one sandbox during one session and enforces its cleave rule."""
 
-    def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str]) -> None:
+    def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0) -> None:
         self.workdir = workdir.resolve()
         self.rule = rule
         self.exempt = list(exempt)
+        # A harness with an exact stop (post-tool hook) gets this long to end itself cleanly once
+        # the cleave fired; commits and model calls are refused from the first instant either way.
+        self.kill_grace_s = kill_grace_s
+        self.killed = False
+        self._kill_timer: threading.Timer | None = None
         self.fired = threading.Event()
         self.record: dict = {"fired": False}
         self._lock = threading.Lock()
@@ -152,6 +166,10 @@ class CleaveController:
         self._observer = Observer()
 
     def start(self) -> None:
+        (self.workdir / ".git" / "specsnap").mkdir(parents=True, exist_ok=True)
+        (self.workdir / ".git" / "specsnap" / "cleave.json").write_text(
+            json.dumps({"rule": str(self.rule), "exempt": self.exempt}) + "\n"
+        )
         set_guard(self.workdir, self._initial_guard_state())
         if self.rule.active:
             self._observer.schedule(_Handler(self), str(self.workdir), recursive=True)
@@ -169,7 +187,7 @@ class CleaveController:
         with self._lock:
             self._pgid = pgid
             if self.fired.is_set():
-                kill_group(pgid)
+                self._kill()
 
     def observe(self, abspath: str, kind: str) -> None:
         try:
@@ -207,10 +225,15 @@ class CleaveController:
             if self.rule.kind == "first_py_edit_after_commit" and not _uncommitted(self.workdir, rel):
                 self._edits.pop()  # a late event of a write the arming commit already holds
                 return
-            set_guard(self.workdir, "cleaved")  # commits are refused from here on
-            if self._pgid is not None:
-                kill_group(self._pgid)
+            set_guard(self.workdir, "cleaved")  # commits (and model calls) are refused from here on
             self.fired.set()
+            if self._pgid is not None:
+                if self.kill_grace_s > 0:
+                    self._kill_timer = threading.Timer(self.kill_grace_s, self._kill)
+                    self._kill_timer.daemon = True
+                    self._kill_timer.start()
+                else:
+                    self._kill()
             self.record = {
                 "fired": True,
                 "by": "watcher",
@@ -221,7 +244,14 @@ class CleaveController:
                 "wall_time": time.time(),
             }
 
+    def _kill(self) -> None:
+        if self._pgid is not None and _group_alive(self._pgid):
+            self.killed = True
+            kill_group(self._pgid)
+
     def stop(self) -> None:
+        if self._kill_timer is not None:
+            self._kill_timer.cancel()
         if self._observer.is_alive():
             self._observer.stop()
             self._observer.join(timeout=10)

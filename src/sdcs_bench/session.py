@@ -7,16 +7,21 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .agents import SessionContext, make_harness
+from .agents.real import api_key, proxy_mode, secret_values
 from .arms import Arm
 from .cleave import CleaveController, exempt_patterns, qualifies, set_guard
 from .gitutil import changed_paths, git, head, working_diff
 from .leakcheck import leak_check
-from .paths import default_work_root
+from .memory_files import repo_memory_changes, repo_state
+from .paths import default_work_root, project_root
+from .proxy import INFRA_STATUSES, ModelProxy, ReplayScript
 from .records import remember_session
+from .redact import redact_files
 from .sandbox.base import Backend, base_env, kill_group
 from .workload import SessionSpec, Workload
 
@@ -37,20 +42,98 @@ def run_session(
     workdir = workdir.resolve()
     stage_dir.mkdir(parents=True, exist_ok=True)
     harness = make_harness(agent_cfg)
+    key = api_key(agent_cfg) if harness.needs_model else None  # a missing key fails here, before anything ran
+    script = _replay_script(agent_cfg) if harness.needs_model and proxy_mode(agent_cfg) == "replay" else None
     default_work_root().mkdir(parents=True, exist_ok=True)
     home = Path(tempfile.mkdtemp(prefix="home-", dir=default_work_root()))
     try:
-        ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir)
-        return _run(ctx, harness, backend, timeout_s)
+        ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key)
+        record = _run(ctx, harness, backend, timeout_s, script)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+    record["redacted_files"] = [
+        Path(p).relative_to(workdir).as_posix() if Path(p).is_relative_to(workdir) else Path(p).name
+        for p in redact_files([stage_dir, workdir], secret_values(agent_cfg))
+    ]
+    return record
 
 
-def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float) -> dict[str, Any]:
+def _replay_script(agent_cfg: dict[str, Any]) -> ReplayScript:
+    from .errors import SpecSnapError
+
+    rel = agent_cfg.get("replay_script")
+    if not rel:
+        raise SpecSnapError(f"agent {agent_cfg.get('name')!r} runs in replay mode but names no replay_script")
+    path = Path(rel) if Path(rel).is_absolute() else project_root() / rel
+    return ReplayScript.load(path)
+
+
+def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: ReplayScript | None) -> ModelProxy:
+    cfg = harness.cfg
+    if script is not None:
+        return ModelProxy(
+            ledger=ctx.stage_dir / "ledger.jsonl", mode="replay", model=str(cfg.get("model") or script.model),
+            script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), is_cleaved=controller.fired.is_set,
+        )
+    upstreams = {str(cfg["provider"]): str(cfg["endpoint"])} if cfg.get("endpoint") else None
+    return ModelProxy(ledger=ctx.stage_dir / "ledger.jsonl", mode="forward", upstreams=upstreams,
+                      is_cleaved=controller.fired.is_set)
+
+
+def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None) -> dict[str, Any]:
     leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend)
     start_head = head(ctx.workdir)
+    before = repo_state(ctx.workdir)
     exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
-    controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt)
+    controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s)
+    proxy = _proxy(ctx, harness, controller, script).start() if harness.needs_model else None
+    if proxy is not None:
+        ctx = replace(ctx, endpoint=proxy.url)
+    try:
+        record = _spawn_and_wait(ctx, harness, backend, timeout_s, controller, start_head, exempt)
+    finally:
+        if proxy is not None:
+            proxy.stop()
+    record["leak_check"] = leak
+    record["repo_memory_files"] = repo_memory_changes(before, repo_state(ctx.workdir), harness.repo_memory_globs,
+                                                      ctx.arm.memory_files)
+    native = harness.usage(ctx, ctx.stage_dir / "transcript.jsonl")
+    if proxy is not None:
+        rows = proxy.ledger.rows
+        tokens = proxy.ledger.totals()
+        record["tokens"] = tokens.to_dict()
+        record["tokens_native"] = native.to_dict() if native is not None else None
+        record["tokens_native_minus_proxy"] = native.total - tokens.total if native is not None else None
+        record["model_calls"] = sum(1 for r in rows if r.get("kind") == "generate" and not r.get("refused"))
+        record["model_calls_refused"] = sum(1 for r in rows if r.get("refused"))
+        record["proxy_mode"] = proxy.mode
+        record["infra_failure"] = _infra_failure(record, rows)
+    else:
+        record["tokens"] = native.to_dict()
+        record["infra_failure"] = None
+    remember_session(ctx.workdir, record)
+    return record
+
+
+def _infra_failure(record: dict[str, Any], rows: list[dict[str, Any]]) -> str | None:
+    """Why this session failed for reasons outside the agent (retried), or None (its behaviour: kept).
+
+    - the harness exited non-zero before its first model call reached the proxy;
+    - its last model call ended in a provider error (rate limit, overload, 5xx, unreachable).
+    A cleaved or timed-out session is never an infrastructure failure."""
+    if record["status"] in ("cleaved", "timeout"):
+        return None
+    calls = [r for r in rows if r.get("kind") == "generate" and not r.get("refused")]
+    if not calls:
+        return "crashed before its first model call" if record["status"] == "crashed" else None
+    last = calls[-1]
+    if last.get("status") in INFRA_STATUSES or last.get("upstream_error"):
+        return f"provider error {last.get('status')} on the last model call"
+    return None
+
+
+def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: float, controller: CleaveController,
+                    start_head: str, exempt) -> dict[str, Any]:
     invocation = harness.invocation(ctx)
     env = {**base_env(ctx.home), **invocation.env}
     transcript = ctx.stage_dir / "transcript.jsonl"
@@ -91,10 +174,10 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float) -> di
     set_guard(ctx.workdir, "off")
     if cleave["fired"]:
         status = "cleaved"
+        cleave["stopped_by"] = "watcher kill" if controller.killed else "harness (exact stop)"
     elif status == "ok" and exit_code != 0:
         status = "crashed"
-    usage = harness.usage(ctx, transcript)
-    record = {
+    return {
         "session": ctx.session.name,
         "index": ctx.index,
         "prompt_source": ctx.session.prompt_source,
@@ -106,15 +189,12 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float) -> di
         "exit_code": exit_code,
         "wall_s": round(wall_s, 3),
         "turns": harness.turns(transcript),
-        "tokens": usage.to_dict(),
         "start_head": start_head,
         "end_head": head(ctx.workdir),
         "cleave": cleave,
-        "leak_check": leak,
+        "context_exposure": harness.context_exposure(ctx),
         "sandbox_backend": backend.name,
     }
-    remember_session(ctx.workdir, record)
-    return record
 
 
 def _cleave_record(ctx: SessionContext, controller: CleaveController, start_head: str, exempt) -> dict:

@@ -1,21 +1,39 @@
-"""Agents: a harness (how to run it) plus its settings. One small adapter per harness."""
+"""Agents: a harness (how to run it) plus its settings. One small adapter module per harness.
+
+Adapters are loaded by name on first use, so a harness's module (and whatever it imports) costs
+nothing to a study that does not run it.
+"""
 
 from __future__ import annotations
 
+from importlib import import_module
 from typing import Any
 
 from ..errors import unknown
 from .base import Harness, Invocation, SessionContext
-from .reference import ReferenceHarness
 
-HARNESSES: dict[str, type[Harness]] = {ReferenceHarness.name: ReferenceHarness}
+ADAPTERS: dict[str, str] = {
+    "reference": "reference:ReferenceHarness",
+    "command": "command:CommandHarness",
+    "claude_code": "claude_code:ClaudeCodeHarness",
+    "codex": "codex:CodexHarness",
+    "gemini_cli": "gemini_cli:GeminiCliHarness",
+    "opencode": "opencode:OpencodeHarness",
+    "aider": "aider:AiderHarness",
+    "mini_swe_agent": "mini_swe_agent:MiniSweAgentHarness",
+}
+
+
+def harness_class(kind: str) -> type[Harness]:
+    module, cls = ADAPTERS[kind].split(":")
+    return getattr(import_module(f"{__name__}.{module}"), cls)
 
 
 def make_harness(agent_cfg: dict[str, Any]) -> Harness:
     kind = agent_cfg.get("harness")
-    if kind not in HARNESSES:
-        raise unknown(f"harness of agent {agent_cfg.get('name')!r}:", str(kind), HARNESSES)
-    return HARNESSES[kind](agent_cfg)
+    if kind not in ADAPTERS:
+        raise unknown(f"harness of agent {agent_cfg.get('name')!r}:", str(kind), ADAPTERS)
+    return harness_class(str(kind))(agent_cfg)
 
 
-__all__ = ["HARNESSES", "Harness", "Invocation", "SessionContext", "make_harness"]
+__all__ = ["ADAPTERS", "Harness", "Invocation", "SessionContext", "harness_class", "make_harness"]

@@ -27,6 +27,8 @@ class SessionContext:
     workdir: Path  # the sandbox repository
     home: Path  # a fresh, private HOME for this session only
     stage_dir: Path  # where the runner keeps this session's records
+    endpoint: str | None = None  # the session's model proxy (real harnesses only)
+    api_key: str | None = None  # handed to the harness process only; never stored
 
 
 @dataclass
@@ -40,6 +42,11 @@ class Invocation:
 
 class Harness(ABC):
     name: ClassVar[str]
+    # Does the harness stop itself at the cleave (a post-tool hook)? Then the watcher's kill waits
+    # ``stop_grace_s`` for that clean exit; otherwise the watcher kills at once.
+    exact_stop: ClassVar[bool] = False
+    # Files the harness itself may write into the repository (its own memory), listed per session.
+    repo_memory_globs: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, cfg: dict[str, Any]) -> None:
         self.cfg = cfg
@@ -47,6 +54,15 @@ class Harness(ABC):
     @property
     def is_reference(self) -> bool:
         return bool(self.cfg.get("reference", False))
+
+    @property
+    def needs_model(self) -> bool:
+        """Real harnesses talk to a model through the session's proxy; reference policies do not."""
+        return not self.is_reference
+
+    @property
+    def stop_grace_s(self) -> float:
+        return float(self.cfg.get("stop_grace_s", 10)) if self.exact_stop else 0.0
 
     @abstractmethod
     def invocation(self, ctx: SessionContext) -> Invocation:
@@ -58,3 +74,7 @@ class Harness(ABC):
 
     def turns(self, transcript: Path) -> int:
         return 0
+
+    def context_exposure(self, ctx: SessionContext) -> str:
+        """How the arm's AGENTS.md reaches the harness (recorded on every session)."""
+        return "none"

@@ -1,0 +1,35 @@
+"""The redaction pass (SPEC §10): no API key text survives in a transcript, log or result file.
+
+Keys reach a harness only through its environment; a harness may still print one (a debug
+dump, an error message echoing a header), or an agent may write one into the repository. After
+every session each file the session produced is rewritten with every key's text replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def redact_files(roots: Iterable[Path], secrets: list[str], skip_dirs: tuple[str, ...] = (".git",)) -> list[str]:
+    """Replace each secret in every file under ``roots``; return the files that held one."""
+    if not secrets:
+        return []
+    needles = [(s.encode(), f"[REDACTED:{len(s)} chars]".encode()) for s in secrets]
+    touched = []
+    for root in roots:
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+        for path in files:
+            if root.is_dir() and any(part in skip_dirs for part in path.relative_to(root).parts):
+                continue
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+            new = data
+            for needle, mask in needles:
+                new = new.replace(needle, mask)
+            if new != data:
+                path.write_bytes(new)
+                touched.append(str(path))
+    return touched

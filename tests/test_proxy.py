@@ -1,0 +1,120 @@
+"""The model proxy: replay serves each protocol, forward relays and counts, the cleave refuses."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+
+from sdcs_bench.errors import SpecSnapError
+from sdcs_bench.proxy import ModelProxy, ReplayScript, read_ledger
+from sdcs_bench.proxy.wire import parse_body
+
+USAGE = {"uncached_input": 1000, "cache_read": 250, "cache_write": 0, "output": 40, "reasoning": 7}
+
+# (protocol, path, request body): one request of each wire protocol, streamed and not.
+CASES = [
+    ("anthropic", "/v1/messages", {"model": "m", "stream": True}, {**USAGE, "reasoning": 0, "cache_write": 30}),
+    ("anthropic", "/v1/messages", {"model": "m"}, {**USAGE, "reasoning": 0, "cache_write": 30}),
+    ("chat", "/v1/chat/completions", {"model": "m", "stream": True}, USAGE),
+    ("chat", "/v1/chat/completions", {"model": "m"}, USAGE),
+    ("responses", "/v1/responses", {"model": "m", "stream": True}, USAGE),
+    ("gemini", "/v1beta/models/gem:streamGenerateContent?alt=sse", {"contents": []}, USAGE),
+    ("gemini", "/v1beta/models/gem:generateContent", {"contents": []}, USAGE),
+]
+
+
+def _script(tmp_path, entries):
+    path = tmp_path / "script.yaml"
+    path.write_text(json.dumps({"model": "replay-model", "responses": entries}))
+    return ReplayScript.load(path)
+
+
+def _components(row):
+    return {k: row["usage"][k] for k in USAGE}
+
+
+@pytest.mark.parametrize("family,path,body,usage", CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_replay_serves_each_protocol_and_ledgers_exact_usage(tmp_path, family, path, body, usage):
+    call = {"name": "write_file", "arguments": {"file_path": "{workdir}/a.py", "content": "X = 1\n"}}
+    script = _script(tmp_path, [{"text": "hello", "tool_calls": [call], "usage": usage}])
+    ledger = tmp_path / "ledger.jsonl"
+    with ModelProxy(ledger=ledger, script=script.for_session(1, {"workdir": "/w"})) as proxy:
+        resp = httpx.post(proxy.url + path, json=body)
+    assert resp.status_code == 200
+    objects = parse_body(resp.content, resp.headers["content-type"])
+    text = json.dumps(objects)
+    assert "hello" in text and "/w/a.py" in text and "write_file" in text  # the {workdir} placeholder was filled
+    rows = read_ledger(ledger)
+    assert len(rows) == 1 and rows[0]["source"] == "proxy" and rows[0]["status"] == 200
+    assert _components(rows[0]) == usage
+
+
+def test_unrepresentable_component_is_refused_not_lost(tmp_path):
+    script = _script(tmp_path, [{"text": "x", "usage": {"uncached_input": 5, "reasoning": 3}}])
+    with ModelProxy(ledger=tmp_path / "l.jsonl", script=script.for_session(1, {})) as proxy:
+        with pytest.raises(httpx.HTTPError):
+            httpx.post(proxy.url + "/v1/messages", json={"model": "m"})
+
+
+def test_match_entries_serve_side_calls_and_repeat(tmp_path):
+    script = _script(tmp_path, [
+        {"text": "main-1", "usage": {"uncached_input": 1}},
+        {"text": "a title", "match": "Generate a title", "repeat": True, "usage": {"uncached_input": 2}},
+        {"text": "main-2", "usage": {"uncached_input": 3}},
+    ])
+    with ModelProxy(ledger=tmp_path / "l.jsonl", script=script.for_session(1, {})) as proxy:
+        texts = []
+        for prompt in ("Generate a title for this", "work", "Generate a title again", "work", "work"):
+            resp = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": prompt})
+            texts.append(resp.json()["choices"][0]["message"]["content"])
+    assert texts == ["a title", "main-1", "a title", "main-2", "(replay script exhausted)"]
+
+
+def test_cleave_refuses_further_calls(tmp_path):
+    fired = threading.Event()
+    script = _script(tmp_path, [{"text": "one", "usage": {"uncached_input": 1}}, {"text": "two"}])
+    ledger = tmp_path / "l.jsonl"
+    with ModelProxy(ledger=ledger, script=script.for_session(1, {}), is_cleaved=fired.is_set) as proxy:
+        assert httpx.post(proxy.url + "/v1/messages", json={"model": "m"}).status_code == 200
+        fired.set()
+        refused = httpx.post(proxy.url + "/v1/messages", json={"model": "m"})
+    assert refused.status_code == 403 and refused.json()["error"]["type"] == "permission_error"
+    rows = read_ledger(ledger)
+    assert [r["refused"] for r in rows] == [False, True] and rows[1]["usage"] is None
+
+
+@pytest.mark.parametrize("path,body", [("/v1/messages", {"model": "m", "stream": True}),
+                                       ("/v1/responses", {"model": "m", "stream": True}),
+                                       ("/v1beta/models/g:streamGenerateContent?alt=sse", {})])
+def test_forward_relays_stream_and_counts_from_the_reply(tmp_path, path, body):
+    """Forward mode, with a replay server standing in for the real endpoint: the client receives
+    the upstream's bytes unchanged, headers (the key) reach the upstream, and the ledger counts
+    the usage the upstream reported."""
+    usage = {"uncached_input": 10, "cache_read": 5, "cache_write": 0, "output": 3, "reasoning": 0}
+    script = _script(tmp_path, [{"text": "relayed", "usage": usage}])
+    upstream = ModelProxy(ledger=tmp_path / "up.jsonl", script=script.for_session(1, {}), dump_dir=tmp_path / "dump")
+    with upstream:
+        family = "anthropic" if "messages" in path else "openai" if "responses" in path else "gemini"
+        with ModelProxy(ledger=tmp_path / "fw.jsonl", mode="forward", upstreams={family: upstream.url}) as proxy:
+            resp = httpx.post(proxy.url + path, json=body, headers={"x-api-key": "sk-test-secret-123456"})
+    assert resp.status_code == 200 and "relayed" in resp.text
+    rows = read_ledger(tmp_path / "fw.jsonl")
+    assert rows[0]["mode"] == "forward" and _components(rows[0]) == usage
+    assert "sk-test-secret" not in (tmp_path / "fw.jsonl").read_text()
+
+
+def test_forward_reports_unreachable_upstream_as_infra_status(tmp_path):
+    with ModelProxy(ledger=tmp_path / "fw.jsonl", mode="forward", upstreams={"openai": "http://127.0.0.1:9"}) as proxy:
+        resp = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m"})
+    assert resp.status_code == 502
+    assert read_ledger(tmp_path / "fw.jsonl")[0]["upstream_error"]
+
+
+def test_bad_script_is_rejected_at_load(tmp_path):
+    path = tmp_path / "s.yaml"
+    path.write_text("responses:\n  - {text: x, usage: {input: 3}}\n")
+    with pytest.raises(SpecSnapError, match="unknown usage component"):
+        ReplayScript.load(path)
