@@ -227,6 +227,18 @@ def leaderboard(
         lb.print_table(study_dir)
 
 
+@app.command("install-harnesses")
+def install_harnesses(
+    names: Annotated[Optional[list[str]], typer.Argument(help="harnesses to install (default: all pinned)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="reinstall even if the pinned version is in place")] = False,
+) -> None:
+    """Install the pinned real agent CLIs (harnesses/pins.yaml); already-installed pins are skipped."""
+    from .harness_install import harness_home, install
+
+    done = install(list(names or []) or None, force=force, log=lambda m: print(f"specsnap: {m}", file=sys.stderr))
+    print(f"installed: {', '.join(done) or '(all already in place)'} under {harness_home()}")
+
+
 def main() -> None:
     try:
         app()

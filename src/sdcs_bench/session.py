@@ -3,6 +3,7 @@ agent's process group under the cleave controller, and the session record."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -70,14 +71,14 @@ def _replay_script(agent_cfg: dict[str, Any]) -> ReplayScript:
 
 def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: ReplayScript | None) -> ModelProxy:
     cfg = harness.cfg
+    # SPECSNAP_PROXY_DUMP=DIR keeps every request body (never headers) for writing a new adapter.
+    dump = Path(os.environ["SPECSNAP_PROXY_DUMP"]) / f"session_{ctx.index}" if os.environ.get("SPECSNAP_PROXY_DUMP") else None
+    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "is_cleaved": controller.fired.is_set, "dump_dir": dump}
     if script is not None:
-        return ModelProxy(
-            ledger=ctx.stage_dir / "ledger.jsonl", mode="replay", model=str(cfg.get("model") or script.model),
-            script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), is_cleaved=controller.fired.is_set,
-        )
+        return ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
+                          script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
     upstreams = {str(cfg["provider"]): str(cfg["endpoint"])} if cfg.get("endpoint") else None
-    return ModelProxy(ledger=ctx.stage_dir / "ledger.jsonl", mode="forward", upstreams=upstreams,
-                      is_cleaved=controller.fired.is_set)
+    return ModelProxy(mode="forward", upstreams=upstreams, **common)
 
 
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None) -> dict[str, Any]:

@@ -9,13 +9,16 @@
       ro_binds: []              # extra read-only paths the agent needs inside the sandbox
 
 Placeholders: ``{prompt}``, ``{workdir}``, ``{home}``, ``{endpoint}`` (the session's model
-proxy), ``{model}``, ``{api_key}`` (environment only: it is never written to a file). Its cleave
+proxy), ``{model}``, ``{python}`` (SpecSnap's interpreter), ``{harness_files}`` (the directory of
+helper files shipped with SpecSnap, e.g. ``tiny_agent.py``), ``{api_key}`` (environment only: it
+is never written to a file). Its cleave
 is the watcher's kill backed by the git guard; its native token report, if any, is not parsed.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 from ..errors import SpecSnapError
@@ -24,12 +27,16 @@ from .base import Invocation, SessionContext
 from .real import RealHarness
 
 
+HARNESS_FILES = Path(__file__).with_name("harness_files")
+
+
 class CommandHarness(RealHarness):
     name = "command"
 
     def _values(self, ctx: SessionContext) -> dict[str, str]:
         return {"prompt": ctx.session.prompt, "workdir": str(ctx.workdir), "home": str(ctx.home),
-                "endpoint": ctx.endpoint or "", "model": str(self.cfg.get("model", "")), "api_key": ctx.api_key or ""}
+                "endpoint": ctx.endpoint or "", "model": str(self.cfg.get("model", "")), "python": sys.executable,
+                "harness_files": str(HARNESS_FILES), "api_key": ctx.api_key or ""}
 
     @staticmethod
     def _fill(text: str, values: dict[str, str]) -> str:
@@ -54,7 +61,7 @@ class CommandHarness(RealHarness):
         argv, env = self.command(ctx)
         opts = self.options
         stdin = ctx.session.prompt.encode() if opts.get("prompt_via") == "stdin" else None
-        binds = [Path(argv[0]).parent, *(Path(p) for p in opts.get("ro_binds") or [])]
+        binds = [Path(argv[0]).parent, HARNESS_FILES, *(Path(p) for p in opts.get("ro_binds") or [])]
         return Invocation(argv=argv, env=env, stdin=stdin, ro_binds=[p for p in binds if p.exists()], network=True)
 
     def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
