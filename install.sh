@@ -16,4 +16,17 @@ if ! command -v bwrap >/dev/null 2>&1; then
 fi
 
 python3 -m pip install --disable-pip-version-check -q -e ".[dev]"
+
+# The real agent CLIs (harnesses/pins.yaml: Claude Code, Codex, Gemini CLI, opencode via npm;
+# Aider, mini-swe-agent via PyPI, each in its own virtualenv), cached under
+# $SPECSNAP_HARNESS_HOME (default ~/.cache/specsnap/harnesses): a pin already in place is skipped.
+# SPECSNAP_SKIP_HARNESSES=1 skips this step (the reference-policy studies do not need them).
+if [ "${SPECSNAP_SKIP_HARNESSES:-0}" != 1 ]; then
+  if ! command -v npm >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq && $sudo apt-get install -y -qq nodejs npm
+  fi
+  python3 -m sdcs_bench.cli install-harnesses
+fi
 echo "SpecSnap installed: run \`snakemake --cores 2\` for the smoke study, \`pytest\` for the tests."

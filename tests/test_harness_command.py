@@ -99,3 +99,32 @@ def test_agent_behaviour_is_not_infrastructure(tmp_path):
     work = scaffold_tier2(tmp_path / "sb")
     run = run_replay_session(cfg, work, tmp_path / "stage", index=2)
     assert run.record["status"] == "crashed" and run.record["infra_failure"] is None
+
+
+def test_stage_retries_infrastructure_failures_from_the_same_snapshot(tmp_path, monkeypatch):
+    """The provider is overloaded on the first attempt and answers on the second: the stage keeps
+    the failed attempt's records, reruns from its predecessor's snapshot and finishes."""
+    from sdcs_bench import stages
+    from sdcs_bench.plan import make_plan
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-retry-key-000000")
+    script_path = tmp_path / "flaky.yaml"
+    script_path.write_text(json.dumps({"responses": [
+        {"error": {"status": 529, "message": "overloaded"}},
+        {"text": "writing", "tool_calls": [{"name": "write_file", "arguments": {"path": "ledger/x.py",
+                                                                                 "content": "X = 1\n"}}],
+         "usage": {"uncached_input": 40, "output": 4}},
+    ]}))
+    plan = make_plan("smoke", ["agent=[replay_command]", "workload=[tier_2]", "arm=[Vanilla]", "variant=[none]",
+                               "session.infra_backoff_s=0"], tmp_path / "results")
+    trial = plan.trials[0]
+    with ModelProxy(ledger=tmp_path / "up.jsonl", script=ReplayScript.load(script_path).for_session(1, {})) as up:
+        trial["agent"] = {**trial["agent"], "proxy": "forward", "endpoint": up.url}
+        stages.run_scaffold_stage(trial, tmp_path / "scaffold")
+        done = stages.run_session_stage(trial, 1, tmp_path / "scaffold", tmp_path / "s1")
+    rec = done["session"]
+    assert rec["status"] == "cleaved" and rec["cleave"]["path"] == "ledger/x.py"
+    assert rec["infra_attempts"] == [{"attempt": 1, "infra_failure": "provider error 529 on the last model call",
+                                      "status": "crashed"}]
+    assert (tmp_path / "s1" / "attempts" / "1" / "ledger.jsonl").is_file()
+    assert rec["tokens"]["total"] == 44

@@ -15,6 +15,11 @@ REFERENCE_NOTICE = (
     "call no model. They validate the pipeline against closed-form expectations; they are not "
     "model results."
 )
+REPLAY_NOTICE = (
+    "Rows of kind 'replay (scripted, no model)' come from a real harness binary driven by a scripted "
+    "replay of model replies. They test the harness adapters end to end; they are not model results."
+)
+REPLAY_KIND = "replay (scripted, no model)"
 GROUP = ["workload", "arm", "agent", "agent_kind", "variant"]
 
 
@@ -69,22 +74,50 @@ def _ledger_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
                 "wall_s": rec["wall_s"],
                 "turns": rec["turns"],
                 **{f"tokens_{k}": v for k, v in rec["tokens"].items()},
+                "tokens_native_total": (rec.get("tokens_native") or {}).get("total"),
+                "tokens_native_minus_proxy": rec.get("tokens_native_minus_proxy"),
+                "model_calls": rec.get("model_calls"),
+                "model_calls_refused": rec.get("model_calls_refused"),
+                "stopped_by": rec["cleave"].get("stopped_by"),
+                "infra_retries": len(rec.get("infra_attempts") or []),
+                "repo_memory_created": ";".join((rec.get("repo_memory_files") or {}).get("created", [])),
             }
         )
     return rows
 
 
+def _call_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every model call of every session (the proxy's per-call ledger), one row each."""
+    from .proxy import read_ledger
+
+    rows = []
+    for ledger in sorted(trial_dir.glob("session_*/ledger.jsonl"), key=lambda p: int(p.parent.name.split("_")[1])):
+        for call in read_ledger(ledger):
+            usage = call.get("usage") or {}
+            rows.append({
+                "trial": card["trial"], "agent": card["agent"], "agent_kind": card["agent_kind"],
+                "session": ledger.parent.name, "seq": call["seq"], "protocol": call.get("protocol"),
+                "kind": call.get("kind"), "model": call.get("model"), "status": call.get("status"),
+                "refused": call.get("refused"), "latency_s": call.get("latency_s"), "source": call.get("source"),
+                **{f"tokens_{k}": usage.get(k) for k in ("uncached_input", "cache_read", "cache_write", "output",
+                                                          "reasoning", "total")},
+            })
+    return rows
+
+
 def aggregate(study_dir: Path) -> pd.DataFrame:
     cells = read_cells(study_dir / "plan" / "cells.tsv")
-    cards, ledger = [], []
+    cards, ledger, calls = [], [], []
     for cell in cells:
         trial_dir = study_dir / "trials" / cell["trial"]
         card = json.loads((trial_dir / "score" / "scorecard.json").read_text())
         cards.append(_scorecard_row(card))
         ledger += _ledger_rows(trial_dir, card)
+        calls += _call_rows(trial_dir, card)
     scorecards = pd.DataFrame(cards)
     scorecards.to_csv(study_dir / "scorecards.csv", index=False)
     pd.DataFrame(ledger).to_csv(study_dir / "ledger.csv", index=False)
+    pd.DataFrame(calls).to_csv(study_dir / "calls.csv", index=False)
     board = leaderboard(scorecards)
     board.to_csv(study_dir / "leaderboard.csv", index=False)
     study = cards[0]["study"] if cards else study_dir.name
@@ -95,7 +128,8 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
         "/".join(str(row[k]) for k in GROUP if k != "agent_kind"): {k: row[k] for k in ("raw", "net", "tes", "tokens")}
         for row in rows
     }
-    payload = {"study": study, "notice": REFERENCE_NOTICE, "rows": rows, "metrics": metrics}
+    payload = {"study": study, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE, "rows": rows,
+               "metrics": metrics}
     (study_dir / "leaderboard.json").write_text(json.dumps(payload, indent=2))
     return board
 
@@ -123,6 +157,8 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
     lines = [f"# SpecSnap leaderboard: study `{study}`", ""]
     if (board["agent_kind"] == "reference policy").any():
         lines += [f"> {REFERENCE_NOTICE}", ""]
+    if (board["agent_kind"] == REPLAY_KIND).any():
+        lines += [f"> {REPLAY_NOTICE}", ""]
     cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "raw", "net", "n_requirements", "tes",
             "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
     lines.append("| " + " | ".join(cols) + " |")

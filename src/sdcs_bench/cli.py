@@ -57,6 +57,7 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
     from rich.table import Table
 
     from . import config
+    from .agents import agent_kind
 
     group = {"workloads": "workload", "arms": "arm", "agents": "agent", "variants": "variant", "studies": "study"}[what.value]
     table = Table(title=what.value)
@@ -65,7 +66,7 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
     table.add_column("description")
     for name in config.options(group):
         cfg = config.entity(group, name)
-        kind = ("reference policy (no model)" if cfg.get("reference") else "model") if group == "agent" else ""
+        kind = agent_kind(cfg) if group == "agent" else ""
         table.add_row(name, kind, " ".join(str(cfg.get("description", "")).split()))
     _console().print(table)
 

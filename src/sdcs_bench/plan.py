@@ -26,7 +26,16 @@ from .schedule import effective_schedule
 from .workload import load_workload
 
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
-CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "stages", "config")
+CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
+                "config")
+API_PROVIDERS = ("anthropic", "openai", "gemini")  # each a Snakemake resource api_<provider>
+
+
+def api_provider(agent_cfg: dict[str, Any]) -> str:
+    """The provider whose API a session of this agent calls ("none": reference policies, replays)."""
+    if agent_cfg.get("reference") or agent_cfg.get("proxy", "forward") != "forward":
+        return "none"
+    return str(agent_cfg.get("provider", "none"))
 
 
 @dataclass
@@ -81,6 +90,27 @@ def _check_grid(grid: dict[str, list]) -> None:
                 raise unknown(axis, str(value), choices)
 
 
+def check_agent_ready(agent_cfg: dict[str, Any]) -> None:
+    """Everything a real agent needs, checked before any work starts: a known harness, its binary
+    installed, its replay script valid (replay mode) or its API key in the environment (forward)."""
+    from .agents import make_harness
+    from .agents.real import RealHarness, api_key, proxy_mode
+    from .proxy import ReplayScript
+
+    harness = make_harness(agent_cfg)
+    if not harness.needs_model:
+        return
+    if proxy_mode(agent_cfg) == "replay":
+        rel = agent_cfg.get("replay_script")
+        if not rel:
+            raise SpecSnapError(f"agent {agent_cfg['name']!r} runs in replay mode but names no replay_script")
+        ReplayScript.load(project_root() / rel)
+    else:
+        api_key(agent_cfg)
+    if isinstance(harness, RealHarness) and harness.pin is not None:
+        harness.binary()
+
+
 def _digest(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -95,6 +125,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     grid = {**cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
+    for agent_name in grid["agent"]:
+        check_agent_ready(config.entity("agent", agent_name))
     trials = []
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
         workload = load_workload(wid)
@@ -169,6 +201,7 @@ def write_plan(plan: Plan) -> list[str]:
             [
                 t["trial_id"], t["workload"]["id"], t["arm"]["name"], t["agent"]["name"], t["variant"]["name"],
                 t["seed"], str(bool(t["agent"].get("reference"))).lower(), t["agent"].get("provider", "none"),
+                api_provider(t["agent"]),
                 ",".join(t["stages"]), (trials_dir / f"{t['trial_id']}.json").as_posix(),
             ]
         )

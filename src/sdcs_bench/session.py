@@ -106,6 +106,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
         record["tokens_native"] = native.to_dict() if native is not None else None
         record["tokens_native_minus_proxy"] = native.total - tokens.total if native is not None else None
         record["model_calls"] = sum(1 for r in rows if r.get("kind") == "generate" and not r.get("refused"))
+        record["turns"] = record["model_calls"]  # one definition for every harness: answered model calls
         record["model_calls_refused"] = sum(1 for r in rows if r.get("refused"))
         record["proxy_mode"] = proxy.mode
         record["infra_failure"] = _infra_failure(record, rows)
@@ -158,10 +159,12 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
                     pass  # the agent was already stopped (or never read its input)
             try:
                 exit_code = proc.wait(timeout=timeout_s)
+                exited_at = time.time()
             except subprocess.TimeoutExpired:
                 status = "timeout"
                 kill_group(proc.pid)
                 exit_code = proc.wait()
+                exited_at = time.time()
             kill_group(proc.pid)  # nothing the agent started may outlive its session
         finally:
             controller.stop()
@@ -171,6 +174,9 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
     # depending on timing alone. The working tree itself is never touched.
     locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or status == "timeout" else []
     cleave = _cleave_record(ctx, controller, start_head, exempt)
+    if cleave["fired"] and (ctx.workdir / cleave["path"]).exists():
+        # Cleave latency: from the qualifying write (its mtime) to the agent's process being gone.
+        cleave["write_to_exit_s"] = round(exited_at - (ctx.workdir / cleave["path"]).stat().st_mtime, 4)
     cleave["stale_git_locks_removed"] = locks_removed
     set_guard(ctx.workdir, "off")
     if cleave["fired"]:

@@ -16,8 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .agents import agent_kind
 from .agents.expectations import expected_reference_score
 from .arms import Arm
+from .errors import SpecSnapError
 from .sandbox import make_backend
 from .scaffold import scaffold
 from .schedule import effective_schedule
@@ -96,28 +98,55 @@ def run_scaffold_stage(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any]
 
 
 def run_session_stage(trial: dict[str, Any], index: int, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
+    """Run one session from its predecessor's snapshot. An infrastructure failure (the harness died
+    before its first model call; the provider was overloaded) is retried from the same snapshot
+    with exponential backoff; whatever the agent itself did is data and is never retried. Each
+    failed attempt's records are kept under ``attempts/N/``."""
     started = time.time()
     stage_dir.mkdir(parents=True, exist_ok=True)
     workload = load_workload(trial["workload"]["id"])
     schedule = effective_schedule(workload, trial["variant"])
     workdir = trial_workdir(trial)
-    restore_snapshot(prev_stage, workdir)
-    record = run_session(
-        trial_id=trial["trial_id"],
-        index=index,
-        session=schedule[index - 1],
-        workload=workload,
-        arm=Arm.from_config(trial["arm"]),
-        agent_cfg=trial["agent"],
-        workdir=workdir,
-        stage_dir=stage_dir,
-        backend=make_backend(trial["sandbox"]["backend"]),
-        timeout_s=float(trial["session"]["timeout_s"]),
-    )
+    retries = int(trial["session"].get("infra_retries", 0))
+    backoff = float(trial["session"].get("infra_backoff_s", 0))
+    failed: list[dict[str, Any]] = []
+    for attempt in range(retries + 1):
+        restore_snapshot(prev_stage, workdir)
+        record = run_session(
+            trial_id=trial["trial_id"],
+            index=index,
+            session=schedule[index - 1],
+            workload=workload,
+            arm=Arm.from_config(trial["arm"]),
+            agent_cfg=trial["agent"],
+            workdir=workdir,
+            stage_dir=stage_dir,
+            backend=make_backend(trial["sandbox"]["backend"]),
+            timeout_s=float(trial["session"]["timeout_s"]),
+        )
+        if not record.get("infra_failure"):
+            break
+        failed.append({"attempt": attempt + 1, "infra_failure": record["infra_failure"], "status": record["status"]})
+        _keep_attempt(stage_dir, attempt + 1)
+        if attempt == retries:
+            raise SpecSnapError(
+                f"trial {trial['trial_id']} session {index}: infrastructure failure after {retries + 1} attempt(s) "
+                f"({record['infra_failure']}); records in {stage_dir / 'attempts'}; rerun to resume"
+            )
+        time.sleep(backoff * 2**attempt)
+    record["infra_attempts"] = failed
     if record["cleave"].get("fired"):
         atomic_write(stage_dir / "cleave.diff", record["cleave"]["diff"])
     write_snapshot(workdir, stage_dir)
     return _finish(stage_dir, f"session_{index}", trial, started, tokens=record["tokens"], session=record)
+
+
+def _keep_attempt(stage_dir: Path, attempt: int) -> None:
+    keep = stage_dir / "attempts" / str(attempt)
+    keep.mkdir(parents=True, exist_ok=True)
+    for path in stage_dir.iterdir():
+        if path.is_file() and path.name not in (STAGE, SNAPSHOT):
+            path.replace(keep / path.name)
 
 
 def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
@@ -146,7 +175,7 @@ def trial_labels(trial: dict[str, Any]) -> dict[str, Any]:
         "trial": trial["trial_id"],
         "study": trial["study"],
         "agent": agent["name"],
-        "agent_kind": "reference policy" if agent.get("reference") else "model",
+        "agent_kind": agent_kind(agent),
         "harness": agent.get("harness"),
         "model": agent.get("model"),
         "variant": trial["variant"]["name"],

@@ -7,7 +7,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from sdcs_bench.errors import SpecSnapError
-from sdcs_bench.plan import make_plan, read_cells, write_plan
+from sdcs_bench.plan import API_PROVIDERS, make_plan, read_cells, write_plan
 
 validate(config, schema="../schemas/config.schema.yaml")
 
@@ -42,6 +42,11 @@ def stages(trial):
 def stage_outputs(trial, stage):
     base = f"{STUDY_DIR}/trials/{trial}/{stage}"
     return {"previous": f"{base}/stage.json", "snapshot": f"{base}/snapshot.tar.gz"}
+
+
+def api_units(provider):
+    """Resource function: 1 for a session that calls ``provider``'s API, else 0."""
+    return lambda wildcards: int(CELLS[wildcards.trial].get("api") == provider)
 
 
 def trial_config(wildcards):

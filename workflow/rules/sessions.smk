@@ -11,6 +11,9 @@ rule session:
         f"{STUDY_DIR}/benchmarks/session/{{trial}}.session_{{k}}.tsv"
     conda:
         "../envs/specsnap.yaml"
+    resources:
+        # one unit of the provider's API per running session: --resources api_anthropic=4 caps it
+        **{f"api_{p}": api_units(p) for p in API_PROVIDERS},
     params:
         from_dir=lambda wildcards, input: Path(input.previous).parent,
         stage_dir=lambda wildcards, output: Path(output.stage).parent,

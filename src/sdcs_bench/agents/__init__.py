@@ -36,4 +36,14 @@ def make_harness(agent_cfg: dict[str, Any]) -> Harness:
     return harness_class(str(kind))(agent_cfg)
 
 
-__all__ = ["ADAPTERS", "Harness", "Invocation", "SessionContext", "harness_class", "make_harness"]
+def agent_kind(agent_cfg: dict[str, Any]) -> str:
+    """How an agent's rows are labelled everywhere they appear: only a real harness calling a real
+    model (forward mode) produces model results."""
+    if agent_cfg.get("reference"):
+        return "reference policy"
+    if agent_cfg.get("proxy", "forward") == "replay":
+        return "replay (scripted, no model)"
+    return "model"
+
+
+__all__ = ["agent_kind", "ADAPTERS", "Harness", "Invocation", "SessionContext", "harness_class", "make_harness"]

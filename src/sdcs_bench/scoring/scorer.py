@@ -196,6 +196,13 @@ def score_sandbox(
                     "tokens": r["tokens"]["total"],
                     "cleave_path": r["cleave"].get("path"),
                     "edit_uncommitted": r["cleave"].get("edit_uncommitted"),
+                    "stopped_by": r["cleave"].get("stopped_by"),
+                    "tokens_source": r["tokens"].get("source"),
+                    "tokens_native": (r.get("tokens_native") or {}).get("total"),
+                    "model_calls": r.get("model_calls"),
+                    "context_exposure": r.get("context_exposure"),
+                    "repo_memory_files": r.get("repo_memory_files"),
+                    "redacted_files": r.get("redacted_files", []),
                 }
                 for r in records
             ],
