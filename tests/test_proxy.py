@@ -118,3 +118,33 @@ def test_bad_script_is_rejected_at_load(tmp_path):
     path.write_text("responses:\n  - {text: x, usage: {input: 3}}\n")
     with pytest.raises(SpecSnapError, match="unknown usage component"):
         ReplayScript.load(path)
+
+
+def test_cli_proxy_for_hand_run_agents_and_evaluate_with_its_ledger(tmp_path, make_sandbox):
+    """`specsnap proxy` serves (here: a replay script) until interrupted and prints the totals;
+    `evaluate-sandbox --ledger` then scores with proxy-counted tokens."""
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    script = tmp_path / "s.yaml"
+    script.write_text(json.dumps({"responses": [{"text": "ok", "usage": {"uncached_input": 70, "output": 7}}]}))
+    ledger = tmp_path / "ledger.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "sdcs_bench.cli", "proxy", "--replay", str(script), "--ledger",
+                             str(ledger)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        url = re.search(r"on (http://\S+);", proc.stderr.readline()).group(1)
+        assert httpx.post(url + "/v1/chat/completions", json={"model": "m"}).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=30)
+    assert json.loads(out)["total"] == 77
+    sandbox = make_sandbox("Vanilla")
+    card_path = tmp_path / "card.json"
+    done = subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "evaluate-sandbox", "--tier", "2", "--sandbox",
+                           str(sandbox), "--ledger", str(ledger), "--json-out", str(card_path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    card = json.loads(card_path.read_text())
+    assert card["tokens"]["source"] == "proxy" and card["tokens"]["total"] == 77

@@ -157,6 +157,8 @@ def score(
 def evaluate_sandbox(
     sandbox: Annotated[Path, typer.Option("--sandbox", help="a sandbox made by scaffold-sandbox")],
     tokens: Annotated[int, typer.Option("--tokens", min=0, help="total tokens all sessions spent")] = 0,
+    ledger: Annotated[Optional[list[Path]], typer.Option("--ledger", help="proxy ledger(s) from `specsnap proxy` "
+                                                         "(one per session): tokens counted by the proxy")] = None,
     json_out: Annotated[Optional[Path], typer.Option("--json-out", help="write the scorecard here")] = None,
     tier: TierOpt = None,
     workload: WorkloadOpt = None,
@@ -172,7 +174,18 @@ def evaluate_sandbox(
     meta = sandbox_meta(sandbox)
     if meta.get("workload") != wl.id:
         raise SpecSnapError(f"{sandbox} was scaffolded for workload {meta.get('workload')!r}, not {wl.id!r}")
-    card = score_sandbox(wl, sandbox, tokens=TokenUsage.reported(tokens), backend=make_backend(backend))
+    if ledger and tokens:
+        raise SpecSnapError("give either --tokens (a hand-reported total) or --ledger (proxy-counted), not both")
+    if ledger:
+        from .proxy import ledger_totals, read_ledger
+
+        missing = [str(p) for p in ledger if not p.is_file()]
+        if missing:
+            raise SpecSnapError(f"ledger file(s) not found: {', '.join(missing)}")
+        usage = ledger_totals([row for p in ledger for row in read_ledger(p)])
+    else:
+        usage = TokenUsage.reported(tokens)
+    card = score_sandbox(wl, sandbox, tokens=usage, backend=make_backend(backend))
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(card, indent=2))
@@ -226,6 +239,41 @@ def leaderboard(
         print(lb.as_markdown(study_dir))
     else:
         lb.print_table(study_dir)
+
+
+@app.command("proxy")
+def proxy(
+    ledger: Annotated[Path, typer.Option("--ledger", help="append every call's usage here (JSON lines)")],
+    replay: Annotated[Optional[Path], typer.Option("--replay", help="serve this replay script instead of forwarding")] = None,
+    session: Annotated[int, typer.Option("--session", help="which session of the replay script to serve")] = 1,
+    upstream: Annotated[Optional[list[str]], typer.Option("--upstream", help="PROVIDER=URL (forward mode; default: the provider's API)")] = None,
+    port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1 (0: any free port)")] = 0,
+) -> None:
+    """Run the recording model proxy in the foreground, for agents run by hand: point the agent's
+    base URL at it and every call's usage lands in --ledger (EXTERNAL_AGENT_PROTOCOL.md)."""
+    import time
+
+    from .proxy import ModelProxy, ReplayScript
+
+    ups = {}
+    for item in upstream or []:
+        name, _, url = item.partition("=")
+        if name not in ("anthropic", "openai", "gemini") or not url:
+            raise SpecSnapError(f"--upstream {item!r} must be PROVIDER=URL", ("anthropic", "openai", "gemini"))
+        ups[name] = url
+    if replay is not None:
+        server = ModelProxy(ledger=ledger, mode="replay", script=ReplayScript.load(replay).for_session(session, {}),
+                            port=port)
+    else:
+        server = ModelProxy(ledger=ledger, mode="forward", upstreams=ups, port=port)
+    with server:
+        print(f"specsnap proxy ({server.mode}) on {server.url}; ledger {ledger}; Ctrl-C to stop", file=sys.stderr, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    print(json.dumps(server.ledger.totals().to_dict()))
 
 
 @app.command("install-harnesses")
