@@ -168,3 +168,20 @@ def test_after_commit_rule_arms_only_at_the_agents_first_commit(make_sandbox, ba
     assert ctl.record["path"] == "ledger/journal.py"
     log = git(repo, "log", "--format=%s", f"{before}..HEAD").split()
     assert log == ["baseline"], "the baseline commit lands, the sprint edit's commit does not"
+
+
+def test_cleaved_now_sees_a_write_completed_just_before_the_question(make_sandbox):
+    """The model proxy asks before each model call; a call sent right after the cleaving write
+    must be refused however fast it comes (the watcher's barrier orders the two)."""
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule.parse("first_py_edit"), exempt_patterns(["tests/**"], []))
+    ctl.start()
+    try:
+        assert ctl.cleaved_now() is False
+        (repo / "tests" / "test_extra.py").write_text("# exempt\n")
+        assert ctl.cleaved_now() is False  # an exempt write does not cleave
+        (repo / "billing" / "fees.py").write_text("# edit\n")
+        assert ctl.cleaved_now() is True  # no sleep in between
+        assert ctl.record["path"] == "billing/fees.py"
+    finally:
+        ctl.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import httpx
 import pytest
@@ -148,3 +149,19 @@ def test_cli_proxy_for_hand_run_agents_and_evaluate_with_its_ledger(tmp_path, ma
     assert done.returncode == 0, done.stderr
     card = json.loads(card_path.read_text())
     assert card["tokens"]["source"] == "proxy" and card["tokens"]["total"] == 77
+
+
+def test_a_forwarded_call_counts_even_when_its_caller_died(tmp_path):
+    """A harness killed while waiting for its answer was still billed: the proxy reads the reply
+    to the end and ledgers its usage."""
+    usage = {"uncached_input": 21, "cache_read": 0, "cache_write": 0, "output": 2, "reasoning": 0}
+    script = _script(tmp_path, [{"text": "slow", "delay_s": 0.6, "usage": usage}])
+    with ModelProxy(ledger=tmp_path / "up.jsonl", script=script.for_session(1, {})) as upstream:
+        with ModelProxy(ledger=tmp_path / "fw.jsonl", mode="forward", upstreams={"openai": upstream.url}) as proxy:
+            with pytest.raises(httpx.TimeoutException):
+                httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "stream": True}, timeout=0.2)
+            deadline = time.monotonic() + 5
+            while not (tmp_path / "fw.jsonl").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+    rows = read_ledger(tmp_path / "fw.jsonl")
+    assert len(rows) == 1 and _components(rows[0]) == usage and rows[0]["client_gone"] is True

@@ -140,8 +140,11 @@ class _Handler(FileSystemEventHandler):
     def on_any_event(self, event: FileSystemEvent) -> None:
         if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed"):
             return
-        path = event.dest_path if event.event_type == "moved" else event.src_path
-        self.controller.observe(os.fsdecode(path), event.event_type)
+        path = os.fsdecode(event.dest_path if event.event_type == "moved" else event.src_path)
+        if path == self.controller.barrier_path:
+            self.controller.barrier_seen.set()
+            return
+        self.controller.observe(path, event.event_type)
 
 
 class CleaveController:
@@ -156,6 +159,9 @@ class CleaveController:
         self.kill_grace_s = kill_grace_s
         self.killed = False
         self._kill_timer: threading.Timer | None = None
+        self.barrier_path = str(self.workdir / ".git" / "specsnap" / "barrier")
+        self.barrier_seen = threading.Event()
+        self._barrier_lock = threading.Lock()
         self.fired = threading.Event()
         self.record: dict = {"fired": False}
         self._lock = threading.Lock()
@@ -182,6 +188,25 @@ class CleaveController:
         if self.rule.kind == "first_py_edit_after_commit":
             return "await_commit"
         return "armed" if self.rule.kind == "first_py_edit" or (self.rule.kind == "nth_py_edit" and self.rule.n == 1) else "watch"
+
+    def cleaved_now(self, timeout_s: float = 2.0) -> bool:
+        """Has the cleave fired, counting every write completed before this call? The watcher sees
+        events in order, so once it has seen a marker written now, it has also judged every earlier
+        write (the model proxy asks this before each model call: a call sent right after the
+        cleaving write is refused, however fast the agent was)."""
+        if self.fired.is_set() or not self.rule.active or not self._observer.is_alive():
+            return self.fired.is_set()
+        with self._barrier_lock:
+            self.barrier_seen.clear()
+            with open(self.barrier_path, "w") as fh:
+                fh.write(f"{time.monotonic()}\n")
+            self.barrier_seen.wait(timeout_s)
+        if not self.fired.is_set():
+            with self._lock:  # an edit completed just now may be in its grace timer: wait for it
+                pending = bool(self._pending)
+            if pending:
+                self.fired.wait(OPEN_WRITE_GRACE_S + 0.2)
+        return self.fired.is_set()
 
     def attach(self, pgid: int) -> None:
         with self._lock:

@@ -7,15 +7,31 @@ every session each file the session produced is rewritten with every key's text 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
+
+
+def mask(secret: str) -> str:
+    return f"[REDACTED:{len(secret)} chars]"
+
+
+def redact_record(record: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
+    """The same record with every secret's text masked in every string it holds."""
+    if not secrets:
+        return record
+    text = json.dumps(record)
+    for secret in secrets:
+        text = text.replace(json.dumps(secret)[1:-1], mask(secret))
+    return json.loads(text)
 
 
 def redact_files(roots: Iterable[Path], secrets: list[str], skip_dirs: tuple[str, ...] = (".git",)) -> list[str]:
     """Replace each secret in every file under ``roots``; return the files that held one."""
     if not secrets:
         return []
-    needles = [(s.encode(), f"[REDACTED:{len(s)} chars]".encode()) for s in secrets]
+    needles = [(s.encode(), mask(s).encode()) for s in secrets]
     touched = []
     for root in roots:
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
@@ -27,8 +43,8 @@ def redact_files(roots: Iterable[Path], secrets: list[str], skip_dirs: tuple[str
             except OSError:
                 continue
             new = data
-            for needle, mask in needles:
-                new = new.replace(needle, mask)
+            for needle, masked in needles:
+                new = new.replace(needle, masked)
             if new != data:
                 path.write_bytes(new)
                 touched.append(str(path))

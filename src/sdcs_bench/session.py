@@ -22,7 +22,7 @@ from .memory_files import repo_memory_changes, repo_state
 from .paths import default_work_root, project_root
 from .proxy import INFRA_STATUSES, ModelProxy, ReplayScript
 from .records import remember_session
-from .redact import redact_files
+from .redact import redact_files, redact_record
 from .sandbox.base import Backend, base_env, kill_group
 from .workload import SessionSpec, Workload
 
@@ -52,10 +52,13 @@ def run_session(
         record = _run(ctx, harness, backend, timeout_s, script)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+    secrets = secret_values(agent_cfg)
+    record = redact_record(record, secrets)  # e.g. a key the agent wrote into a file is in the cleave diff
     record["redacted_files"] = [
         Path(p).relative_to(workdir).as_posix() if Path(p).is_relative_to(workdir) else Path(p).name
-        for p in redact_files([stage_dir, workdir], secret_values(agent_cfg))
+        for p in redact_files([stage_dir, workdir], secrets)
     ]
+    remember_session(workdir, record)
     return record
 
 
@@ -73,7 +76,7 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
     cfg = harness.cfg
     # SPECSNAP_PROXY_DUMP=DIR keeps every request body (never headers) for writing a new adapter.
     dump = Path(os.environ["SPECSNAP_PROXY_DUMP"]) / f"session_{ctx.index}" if os.environ.get("SPECSNAP_PROXY_DUMP") else None
-    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "is_cleaved": controller.fired.is_set, "dump_dir": dump}
+    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "is_cleaved": controller.cleaved_now, "dump_dir": dump}
     if script is not None:
         return ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
                           script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
@@ -113,7 +116,6 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     else:
         record["tokens"] = native.to_dict()
         record["infra_failure"] = None
-    remember_session(ctx.workdir, record)
     return record
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import threading
 import time
 import zlib
@@ -34,6 +35,13 @@ DEFAULT_UPSTREAMS = {
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "content-encoding", "host",
               "accept-encoding", "upgrade", "proxy-connection", "te", "trailer"}
 INFRA_STATUSES = (408, 409, 429, 500, 502, 503, 504, 529)  # the provider's trouble, not the agent's
+
+
+def upstream_overrides() -> dict[str, str]:
+    """SPECSNAP_UPSTREAM_ANTHROPIC / _OPENAI / _GEMINI: send a provider's forwarded calls to another
+    endpoint (a gateway, a regional endpoint) without editing any agent's config."""
+    return {p: os.environ[f"SPECSNAP_UPSTREAM_{p.upper()}"] for p in DEFAULT_UPSTREAMS
+            if os.environ.get(f"SPECSNAP_UPSTREAM_{p.upper()}")}
 
 
 class Ledger:
@@ -97,7 +105,7 @@ class ModelProxy:
         self.mode = mode
         self.script = script
         self.model = model
-        self.upstreams = {**DEFAULT_UPSTREAMS, **(upstreams or {})}
+        self.upstreams = {**DEFAULT_UPSTREAMS, **upstream_overrides(), **(upstreams or {})}
         self.is_cleaved = is_cleaved
         self.ledger = Ledger(ledger)
         self.dump_dir = dump_dir
@@ -161,6 +169,8 @@ class ModelProxy:
             status, usage, note = self._forward(req, r, body)
         else:
             status, usage, note = self._replay(req, r, payload, body)
+        if getattr(req, "client_gone", False):
+            note["client_gone"] = True  # the harness died mid-reply; the call still counts
         self.ledger.append({**row, "status": status, "refused": False, "usage": usage.to_dict() if usage else None,
                             "latency_s": round(time.monotonic() - t0, 4), **note})
 
@@ -284,22 +294,39 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def send_stream(self, status: int, ctype: str, chunks: Iterator[bytes], extra: dict[str, str] | None = None) -> bytes:
-        """Send chunks as they come (chunked transfer encoding); return everything sent."""
-        self.send_response(status)
-        self.send_header("content-type", ctype)
-        for k, v in (extra or {}).items():
-            self.send_header(k, v)
-        if "event-stream" in ctype:
-            self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        self.end_headers()
+        """Send chunks as they come (chunked transfer encoding); return the whole body. If the
+        client goes away (a killed harness), the rest is still read: a forwarded call is billed
+        whether or not its caller lived to read the answer, so its usage must reach the ledger."""
         sent = bytearray()
+        alive = True
+        try:
+            self.send_response(status)
+            self.send_header("content-type", ctype)
+            for k, v in (extra or {}).items():
+                self.send_header(k, v)
+            if "event-stream" in ctype:
+                self.send_header("cache-control", "no-cache")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+        except OSError:
+            alive = False
         for chunk in chunks:
             if not chunk:
                 continue
             sent += chunk
-            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+            if alive:
+                try:
+                    self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                    self.wfile.flush()
+                except OSError:
+                    alive = False
+        if alive:
+            try:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:
+                alive = False
+        self.client_gone = not alive
+        if not alive:
+            self.close_connection = True
         return bytes(sent)

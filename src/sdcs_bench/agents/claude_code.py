@@ -1,0 +1,126 @@
+"""Claude Code (``claude``), driven headless through the session's model proxy.
+
+- Command: ``claude -p PROMPT --output-format json --dangerously-skip-permissions --settings JSON
+  --model M`` with cwd = the sandbox. Never ``--bare``: it silently drops the hooks.
+- Endpoint: ``ANTHROPIC_BASE_URL`` = the proxy, ``ANTHROPIC_API_KEY`` = ``ctx.api_key`` (environment
+  only), ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``. ``IS_SANDBOX=1`` lets the skip-permissions
+  flag run as root (we are inside bubblewrap).
+- Private state: ``CLAUDE_CONFIG_DIR`` = ``HOME/.claude`` (sessions under ``projects/``, the
+  ``.claude.json`` state), auto-memory off.
+- Context: this version reads the repository's ``AGENTS.md`` natively, as "project instructions"
+  (observed in the request body), so nothing is written for it.
+- Exact stop (``--settings`` hooks): PostToolUse on ``Edit|Write|MultiEdit|NotebookEdit`` prints
+  ``{"continue": false}`` once the cleave fired; PreToolUse on every tool denies (exit 2) after
+  the cleave, so a ``git commit`` issued in the same reply as the edit never runs.
+- Native usage: the final JSON result's ``modelUsage`` (per model, every sub-agent and side call
+  included): ``inputTokens`` excludes the cache, so the four fields are already disjoint. Falls
+  back to the result's ``usage`` block (main model only) when ``modelUsage`` is absent.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..tokens import TokenUsage
+from .base import SessionContext
+from .real import RealHarness, proxy_env_flag
+
+EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
+
+
+class ClaudeCodeHarness(RealHarness):
+    name = "claude_code"
+    pin = "claude_code"
+    exact_stop = True
+    repo_memory_globs = ("CLAUDE.md", "CLAUDE.local.md", "*/CLAUDE.md", ".claude/*", ".mcp.json")
+
+    def config_dir(self, ctx: SessionContext) -> Path:
+        return ctx.home / ".claude"
+
+    def settings(self, ctx: SessionContext) -> dict[str, Any]:
+        def hook(mode: str) -> list[dict[str, Any]]:
+            return [{"type": "command", "command": self.hook_command(mode, ctx), "timeout": 30}]
+
+        return {
+            "hooks": {
+                "PreToolUse": [{"matcher": "*", "hooks": hook("pre")}],
+                "PostToolUse": [{"matcher": EDIT_TOOLS, "hooks": hook("post")}],
+            },
+            "autoUpdates": False,
+            "includeCoAuthoredBy": False,
+            **dict(self.options.get("settings") or {}),
+        }
+
+    def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
+        config = self.config_dir(ctx)
+        config.mkdir(parents=True, exist_ok=True)
+        argv = [str(self.binary()), "-p", ctx.session.prompt, "--output-format", "json",
+                "--dangerously-skip-permissions", "--settings", json.dumps(self.settings(ctx))]
+        if self.cfg.get("model"):
+            argv += ["--model", str(self.cfg["model"])]
+        argv += [str(a) for a in self.options.get("extra_args") or []]
+        env = {
+            **proxy_env_flag(),
+            "IS_SANDBOX": "1",
+            "ANTHROPIC_BASE_URL": ctx.endpoint or "",
+            "ANTHROPIC_API_KEY": ctx.api_key or "",
+            "CLAUDE_CONFIG_DIR": str(config),
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+        return argv, env
+
+    def context_exposure(self, ctx: SessionContext) -> str:
+        if self.agents_md(ctx) is None:
+            return "none (no AGENTS.md in the repository)"
+        return "AGENTS.md read natively (project instructions)"
+
+    @staticmethod
+    def result(transcript: Path) -> dict[str, Any] | None:
+        """The final ``result`` object (``--output-format json``: one object; stream-json: the last
+        ``type == "result"`` line)."""
+        found = None
+        text = transcript.read_text(errors="replace").strip()
+        candidates = [text] + text.splitlines()[::-1]
+        for chunk in candidates:
+            try:
+                data = json.loads(chunk)
+            except ValueError:
+                continue
+            if isinstance(data, dict) and data.get("type") == "result":
+                found = data
+                break
+        return found
+
+    def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
+        result = self.result(transcript)
+        if result is None:
+            return None
+        per_model = result.get("modelUsage")
+        if isinstance(per_model, dict) and per_model:
+            total = TokenUsage(source="native")
+            for m in per_model.values():
+                total = total + TokenUsage(
+                    uncached_input=int(m.get("inputTokens") or 0), cache_read=int(m.get("cacheReadInputTokens") or 0),
+                    cache_write=int(m.get("cacheCreationInputTokens") or 0), output=int(m.get("outputTokens") or 0),
+                    source="native")
+            return total
+        u = result.get("usage")
+        if not isinstance(u, dict):
+            return None
+        return TokenUsage(uncached_input=int(u.get("input_tokens") or 0),
+                          cache_read=int(u.get("cache_read_input_tokens") or 0),
+                          cache_write=int(u.get("cache_creation_input_tokens") or 0),
+                          output=int(u.get("output_tokens") or 0), source="native")
+
+    def turns(self, transcript: Path) -> int:
+        try:
+            result = self.result(transcript)
+        except OSError:
+            return 0
+        return int((result or {}).get("num_turns") or 0)

@@ -1,0 +1,106 @@
+"""Every replay agent (a real harness binary driven by a scripted model) runs a two-session tier_2
+trial through Snakemake and gets a scorecard whose tokens are the proxy's."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from test_pipeline import snakemake
+
+from sdcs_bench import config
+from sdcs_bench.proxy import ledger_totals, read_ledger
+
+pytestmark = pytest.mark.pipeline
+
+REPLAY_AGENTS = sorted(a for a in config.options("agent") if config.entity("agent", a).get("proxy") == "replay")
+HARNESSES = {config.entity("agent", a)["harness"] for a in REPLAY_AGENTS}
+
+
+def test_every_real_harness_has_a_replay_agent():
+    assert HARNESSES == {"command", "claude_code", "codex", "gemini_cli", "opencode", "aider", "mini_swe_agent"}
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("replay-run")
+    result = snakemake(workdir, "--cores", "2", "--config", "study=smoke",
+                       f"overrides=[\"agent=[{','.join(REPLAY_AGENTS)}]\",\"workload=[tier_2]\","
+                       "\"arm=[AGENTS_MD_Only]\",\"variant=[none]\"]")
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
+    return workdir / "results" / "smoke"
+
+
+@pytest.mark.parametrize("agent", REPLAY_AGENTS)
+def test_two_session_trial_scored_with_proxy_tokens(study, agent):
+    trial = f"tier_2__AGENTS_MD_Only__{agent}__none__s0"
+    tdir = study / "trials" / trial
+    card = json.loads((tdir / "score" / "scorecard.json").read_text())
+    assert card["agent_kind"] == "replay (scripted, no model)"
+    s1 = json.loads((tdir / "session_1" / "stage.json").read_text())["session"]
+    s2 = json.loads((tdir / "session_2" / "stage.json").read_text())["session"]
+    assert s1["status"] == "cleaved" and s1["cleave"]["edit_uncommitted"] is True
+    assert s1["end_head"] == s1["start_head"]
+    assert s2["status"] == "ok" and not s2["cleave"]["fired"]
+    total = 0
+    for k, rec in ((1, s1), (2, s2)):
+        ledger = read_ledger(tdir / f"session_{k}" / "ledger.jsonl")
+        assert ledger and rec["tokens"] == ledger_totals(ledger).to_dict()
+        total += rec["tokens"]["total"]
+    assert card["tokens"]["source"] == "proxy" and card["tokens"]["total"] == total > 0
+    assert [s["tokens_source"] for s in card["diagnostics"]["sessions"]] == ["proxy", "proxy"]
+
+
+def test_replay_rows_are_labelled_never_model_results(study):
+    md = (study / "leaderboard.md").read_text()
+    assert "they are not model results" in md and "replay (scripted, no model)" in md
+    board = pd.read_csv(study / "leaderboard.csv")
+    assert set(board["agent_kind"]) == {"replay (scripted, no model)"}
+    calls = pd.read_csv(study / "calls.csv")
+    assert set(calls["source"]) == {"proxy"} and set(calls["agent"]) == set(REPLAY_AGENTS)
+
+
+def test_no_api_key_text_reaches_results(tmp_path, monkeypatch):
+    """A forward-mode study (the tiny agent, with a stand-in provider on 127.0.0.1) whose agent
+    prints its key, writes it into the repository and sends it upstream: no file under results/,
+    inside snapshots included, holds the key's text afterwards."""
+    import tarfile
+
+    from sdcs_bench.proxy import ModelProxy, ReplayScript
+
+    secret = "sk-proj-" + "Kx9" * 14
+    leak = {"name": "run_shell", "arguments": {
+        "command": "echo $OPENAI_API_KEY; echo $OPENAI_API_KEY >&2; echo \"KEY=$OPENAI_API_KEY\" > leak.txt"}}
+    edit = {"name": "write_file", "arguments": {"path": "ledger/k.py", "content": "K = 1\n"}}
+    script = tmp_path / "upstream.yaml"
+    script.write_text(json.dumps({"responses": [
+        {"text": "look", "tool_calls": [leak], "usage": {"uncached_input": 11, "output": 1}},
+        {"text": f"key {secret}", "tool_calls": [edit], "usage": {"uncached_input": 12, "output": 2}},
+        {"text": f"done, {secret}", "usage": {"uncached_input": 13, "output": 3}},
+    ]}))
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    with ModelProxy(ledger=tmp_path / "upstream.jsonl", script=ReplayScript.load(script).for_session(1, {})) as up:
+        monkeypatch.setenv("SPECSNAP_UPSTREAM_OPENAI", up.url)
+        workdir = tmp_path / "run"
+        workdir.mkdir()
+        result = snakemake(workdir, "--cores", "1", "--config", "study=smoke",
+                           'overrides=["agent=[tiny_agent_openai]","workload=[tier_2]","arm=[Vanilla]",'
+                           '"variant=[none]"]')
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    assert secret not in result.stdout + result.stderr
+    results = workdir / "results"
+    card = json.loads(next(results.rglob("scorecard.json")).read_text())
+    assert card["agent_kind"] == "model" and card["tokens"]["total"] == 42  # the three calls, counted at the proxy
+    checked = 0
+    for path in [*results.rglob("*"), *(workdir / ".snakemake").rglob("*")]:
+        if not path.is_file():
+            continue
+        assert secret.encode() not in path.read_bytes(), path
+        checked += 1
+        if path.name.endswith(".tar.gz"):
+            with tarfile.open(path) as tar:
+                for member in tar.getmembers():
+                    if member.isfile():
+                        assert secret.encode() not in tar.extractfile(member).read(), (path, member.name)
+    assert checked > 20
