@@ -1,0 +1,152 @@
+"""OpenAI Codex CLI, driven headless.
+
+    codex exec --json --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check -C WORKDIR PROMPT
+
+- Endpoint: ``$CODEX_HOME/config.toml`` (CODEX_HOME inside the private HOME) names a custom model
+  provider ``specsnap`` whose ``base_url`` is the session's proxy (``{endpoint}/v1``) and
+  ``wire_api = "responses"`` (the Responses API over SSE; Codex refuses the chat wire API). The
+  key travels in the environment variable the provider's ``env_key`` names, never in a file.
+- Context: Codex reads ``AGENTS.md`` from the repository root natively (its "project doc").
+- Stop: none exact. ``exec`` ignores a PostToolUse ``continue: false``, and parallel tool calls
+  run their pre-hooks before any tool, so the cleave is the watcher's process-group kill backed
+  by the git guard (and the proxy refusing every later model call).
+- Tools: a model Codex has no bundled metadata for (``gpt-5`` in 0.171.0) runs on fallback
+  metadata: the tools are ``exec_command`` (shell), ``write_stdin``, ``view_image``, sub-agents,
+  goals and web search, with no separate ``apply_patch`` tool; Codex's edit path is then
+  ``apply_patch <<'EOF' ... EOF`` inside ``exec_command``, which Codex intercepts and applies
+  itself (a ``file_change`` item). The replay script uses exactly that.
+- Tokens: the rollout file under ``$CODEX_HOME/sessions`` gets one ``token_usage_record`` per
+  model response, written as the response completes, so it survives the watcher's kill;
+  ``turn.completed.usage`` in the ``--json`` stdout is lost on a kill. ``input_tokens`` INCLUDES
+  ``cached_input_tokens``; ``output_tokens`` INCLUDES ``reasoning_output_tokens`` (the Responses
+  API convention). The rollout is read first, the stdout as a fallback.
+  0.171.0 also reports ``cache_write_input_tokens`` (always 0 over the Responses API, which has no
+  cache-write field); it is taken as included in ``input_tokens`` like the cached part.
+- History: everything Codex keeps (sessions, SQLite state, memories, logs, skills) lives in
+  CODEX_HOME, under the private HOME. Under /tmp Codex prints a warning that it will not create its
+  PATH helper aliases (``apply_patch``); the in-process interception of ``apply_patch`` still works.
+- Options: ``reasoning_effort`` (``model_reasoning_effort``). Request compression is turned off.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..tokens import TokenUsage
+from .base import SessionContext
+from .real import RealHarness, proxy_env_flag, write_file
+
+KEY_VAR = "SPECSNAP_CODEX_API_KEY"  # the env var the provider's env_key names (the key lives only there)
+
+
+def _toml_str(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+class CodexHarness(RealHarness):
+    name = "codex"
+    pin = "codex"
+    exact_stop = False
+    repo_memory_globs = (".codex/*",)
+
+    def codex_home(self, ctx: SessionContext) -> Path:
+        return ctx.home / ".codex"
+
+    def config_toml(self, ctx: SessionContext) -> str:
+        model = str(self.cfg.get("model", "gpt-5"))
+        effort = self.options.get("reasoning_effort")
+        lines = [
+            f"model = {_toml_str(model)}",
+            'model_provider = "specsnap"',
+            'approval_policy = "never"',
+            'sandbox_mode = "danger-full-access"',
+            "check_for_update_on_startup = false",
+            *([f"model_reasoning_effort = {_toml_str(str(effort))}"] if effort else []),
+            "",
+            "[model_providers.specsnap]",
+            'name = "SpecSnap proxy"',
+            f"base_url = {_toml_str(f'{ctx.endpoint}/v1')}",
+            f"env_key = {_toml_str(KEY_VAR)}",
+            'wire_api = "responses"',
+            "",
+            "[features]",
+            "enable_request_compression = false",  # plain JSON bodies (the proxy has no zstd)
+            "",
+            "[analytics]",
+            "enabled = false",
+            "",
+            "[history]",
+            'persistence = "none"',
+            "",
+        ]
+        return "\n".join(lines)
+
+    def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
+        home = self.codex_home(ctx)
+        write_file(home / "config.toml", self.config_toml(ctx))
+        argv = [
+            str(self.binary()), "exec", "--json", "--dangerously-bypass-approvals-and-sandbox",
+            "--skip-git-repo-check", "-C", str(ctx.workdir), ctx.session.prompt,
+        ]
+        env = {**proxy_env_flag(), "CODEX_HOME": str(home), KEY_VAR: ctx.api_key or ""}
+        return argv, env
+
+    def context_exposure(self, ctx: SessionContext) -> str:
+        return "AGENTS.md read natively (Codex project doc)" if self.agents_md(ctx) else "none"
+
+    # ------------------------------------------------------------------ tokens
+
+    @staticmethod
+    def _usage(u: dict) -> TokenUsage:
+        """Codex's counts (inclusive, Responses-API style) as disjoint components. ``input_tokens``
+        includes ``cached_input_tokens`` (and, by the same convention, ``cache_write_input_tokens``);
+        ``output_tokens`` includes ``reasoning_output_tokens``."""
+        inp, cached = int(u.get("input_tokens") or 0), int(u.get("cached_input_tokens") or 0)
+        written = int(u.get("cache_write_input_tokens") or 0)
+        out, reasoning = int(u.get("output_tokens") or 0), int(u.get("reasoning_output_tokens") or 0)
+        return TokenUsage(uncached_input=inp - cached - written, cache_read=cached, cache_write=written,
+                          output=out - reasoning, reasoning=reasoning, source="native")
+
+    def rollout_usage(self, ctx: SessionContext) -> TokenUsage | None:
+        """Every model call's usage in the rollout files (one per thread: the session and any
+        sub-agent), each call counted once. Codex 0.171 writes a ``token_usage_record`` line per
+        model response (its ``usage`` is that call's); older versions wrote ``event_msg``
+        ``token_count`` events with a cumulative ``total_token_usage`` per thread (the last one
+        counts). Lines are flushed per call, so a killed session keeps what it spent."""
+        calls: dict[str, TokenUsage] = {}
+        cumulative: dict[Path, TokenUsage] = {}
+        for path in sorted((self.codex_home(ctx) / "sessions").rglob("rollout-*.jsonl")):
+            for n, line in enumerate(path.read_text(errors="replace").splitlines()):
+                try:
+                    ev = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a kill can cut the last line
+                payload = ev.get("payload") if isinstance(ev, dict) else None
+                if not isinstance(payload, dict):
+                    continue
+                if ev.get("type") == "token_usage_record" and isinstance(payload.get("usage"), dict):
+                    key = str(payload.get("response_id") or f"{path}:{n}")
+                    calls[key] = self._usage(payload["usage"])
+                elif payload.get("type") == "token_count":
+                    total = (payload.get("info") or {}).get("total_token_usage")
+                    if isinstance(total, dict):
+                        cumulative[path] = self._usage(total)
+        found = list(calls.values()) or list(cumulative.values())
+        return sum(found, TokenUsage(source="native")) if found else None
+
+    def stdout_usage(self, transcript: Path) -> TokenUsage | None:
+        """``turn.completed.usage`` of the ``--json`` stream (absent when the session was killed)."""
+        found = []
+        for line in transcript.read_text(errors="replace").splitlines():
+            try:
+                ev = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(ev, dict) and ev.get("type") == "turn.completed" and isinstance(ev.get("usage"), dict):
+                found.append(self._usage(ev["usage"]))
+        return sum(found, TokenUsage(source="native")) if found else None
+
+    def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
+        rollout = self.rollout_usage(ctx)
+        return rollout if rollout is not None else self.stdout_usage(transcript)
