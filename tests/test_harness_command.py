@@ -128,3 +128,21 @@ def test_stage_retries_infrastructure_failures_from_the_same_snapshot(tmp_path, 
                                       "status": "crashed"}]
     assert (tmp_path / "s1" / "attempts" / "1" / "ledger.jsonl").is_file()
     assert rec["tokens"]["total"] == 44
+
+
+def test_memory_files_a_harness_writes_into_the_repository_are_listed(tmp_path):
+    script_path = tmp_path / "memory.yaml"
+    script_path.write_text(json.dumps({"responses": [
+        {"text": "remembering", "tool_calls": [
+            {"name": "write_file", "arguments": {"path": "CLAUDE.md", "content": "# what I learned\n"}},
+            {"name": "write_file", "arguments": {"path": ".aider.chat.history.md", "content": "chat\n"}},
+            {"name": "write_file", "arguments": {"path": "docs_notes.txt", "content": "not a memory file\n"}},
+            {"name": "run_shell", "arguments": {"command": "echo '# edited' >> AGENTS.md"}}],
+         "usage": {"uncached_input": 5, "output": 1}}]}))
+    cfg = {**agent_cfg("replay_command"), "replay_script": str(script_path)}
+    work = scaffold_tier2(tmp_path / "sb", arm_name="State_MD_Only")
+    run = run_replay_session(cfg, work, tmp_path / "stage", index=2, arm_name="State_MD_Only")
+    mem = run.record["repo_memory_files"]
+    assert mem["created"] == [".aider.chat.history.md", "CLAUDE.md"]
+    assert mem["modified"] == []  # AGENTS.md is this arm's own memory file: reported as notes, not here
+    assert "docs_notes.txt" not in mem["created"] + mem["modified"]

@@ -104,3 +104,14 @@ def test_no_api_key_text_reaches_results(tmp_path, monkeypatch):
                     if member.isfile():
                         assert secret.encode() not in tar.extractfile(member).read(), (path, member.name)
     assert checked > 20
+
+
+def test_api_bound_sessions_take_one_unit_of_their_providers_resource(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-resource-000000")
+    result = snakemake(tmp_path, "-n", "--cores", "2", "--resources", "api_openai=1", "--config", "study=smoke",
+                       'overrides=["agent=[tiny_agent_openai,ref_oracle]","workload=[tier_2]","arm=[Vanilla]",'
+                       '"variant=[none]"]')
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line.strip() for line in result.stdout.splitlines() if "api_openai" in line]
+    assert sum("api_anthropic=0, api_openai=1, api_gemini=0" in line for line in lines) == 2  # tiny agent S1, S2
+    assert sum("api_anthropic=0, api_openai=0, api_gemini=0" in line for line in lines) == 2  # reference S1, S2
