@@ -185,3 +185,22 @@ def test_cleaved_now_sees_a_write_completed_just_before_the_question(make_sandbo
         assert ctl.record["path"] == "billing/fees.py"
     finally:
         ctl.stop()
+
+
+def test_a_file_created_empty_then_written_is_cleaved_with_its_content(make_sandbox, backend, tmp_path):
+    """Some harnesses create a new file empty and write its content a moment later; the cleave
+    must keep the content, not the empty file."""
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule.parse("first_py_edit"), exempt_patterns(["tests/**"], []))
+    ctl.start()
+    script = (
+        "import pathlib, time\n"
+        "p = pathlib.Path('ledger/periods.py')\np.touch()\ntime.sleep(0.15)\n"
+        "p.write_text('PERIODS = 12\\n')\ntime.sleep(30)\n"
+    )
+    proc = _spawn_writer(backend, repo, tmp_path, script)
+    ctl.attach(proc.pid)
+    _wait(proc)
+    ctl.stop()
+    assert ctl.record["path"] == "ledger/periods.py"
+    assert (repo / "ledger" / "periods.py").read_text() == "PERIODS = 12\n"

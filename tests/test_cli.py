@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -116,3 +117,20 @@ def test_dvc_pipeline_is_declared():
     result = subprocess.run([sys.executable, "-m", "dvc", "stage", "list"], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("smoke")
+
+
+@pytest.mark.parametrize("agent,var", [("claude_code_sonnet", "ANTHROPIC_API_KEY"), ("codex_gpt5", "OPENAI_API_KEY"),
+                                       ("gemini_cli_pro", "GEMINI_API_KEY")])
+def test_plan_refuses_a_real_agent_without_its_key(tmp_path, agent, var):
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    result = subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--results", str(tmp_path),
+                             "--override", f"agent=[ref_oracle,{agent}]"], capture_output=True, text=True, env=env,
+                            cwd=ROOT)
+    assert result.returncode == 2, result.stderr
+    assert f"needs its API key in the environment variable {var}" in result.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_replay_agents_are_labelled_in_the_agent_list():
+    out = specsnap("list", "agents", env={"COLUMNS": "250"}).stdout
+    assert "replay (scripted, no model)" in out and "reference policy" in out

@@ -133,6 +133,13 @@ def _uncommitted(repo: Path, rel: str) -> bool:
     return bool(proc.stdout.strip())
 
 
+def _empty(path: str) -> bool:
+    try:
+        return os.path.getsize(path) == 0
+    except OSError:
+        return False
+
+
 class _Handler(FileSystemEventHandler):
     def __init__(self, controller: CleaveController) -> None:
         self.controller = controller
@@ -221,6 +228,8 @@ class CleaveController:
             return
         if not qualifies(rel, self.exempt) or guard_state(self.workdir) == "await_commit":
             return  # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
+        if kind == "closed" and _empty(abspath):
+            kind = "created"  # created empty (a touch before the content, as Aider does): wait for the content
         if kind in ("created", "modified"):
             # The write is under way: wait for it to complete (close or move), so the edit left on
             # disk is whole; a writer that keeps the file open is stopped after a short grace

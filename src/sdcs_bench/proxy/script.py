@@ -78,8 +78,9 @@ class ReplayScript:
         return SessionScript([_entry(r, f"{where} entry {i + 1}", variables) for i, r in enumerate(raw or [])])
 
     def expected_usage(self, index: int) -> TokenUsage:
-        """The sum of every non-repeating, non-error entry of a session (what a test compares
-        the ledger with when the session used its whole script)."""
+        """The sum of every non-error entry of a session, each counted once (what a test compares
+        the ledger with when the session used its whole script once; a ``repeat`` entry served
+        n times adds its usage n times to the ledger)."""
         total = TokenUsage(source="proxy")
         for entry in self.for_session(index, {}).entries:
             if entry.error is None:

@@ -1,0 +1,161 @@
+"""mini-swe-agent (``mini``), driven headless through the session's model proxy.
+
+- Command: ``mini -y --exit-immediately -t PROMPT -m openai/M -c CONFIG -o TRAJ
+  --environment-class mswea_env.SpecSnapEnvironment`` with stdin at EOF and cwd = the sandbox.
+  ``CONFIG`` (in the private HOME) is the pinned package's own ``mini.yaml`` (tool calling: one
+  ``bash`` tool, parallel calls allowed) with our settings merged in: the model's ``api_base``, no
+  cost limit (SpecSnap's timeout and budget govern), the environment's repository.
+- Endpoint: litellm ``model.model_kwargs.api_base`` = ``PROXY/v1`` (provider openai; ``PROXY``
+  for anthropic); ``OPENAI_API_KEY`` / ``ANTHROPIC_API_KEY`` = ``ctx.api_key``, environment only.
+  ``LITELLM_LOCAL_MODEL_COST_MAP`` keeps litellm offline; ``MSWEA_COST_TRACKING=ignore_errors``
+  lets an unpriced model run.
+- Private state: ``MSWEA_GLOBAL_CONFIG_DIR`` (its ``.env`` and last-run trajectory) and the
+  trajectory (``-o``) are in the private HOME; the trajectory is copied to the stage directory.
+- Context: mini reads no context file. The arm's ``AGENTS.md`` is prepended to the first user
+  message (the config's ``instance_template``), as the harnesses that read it natively do.
+- Exact stop: ``harness_files/mswea_env.py``, a local-environment subclass that, after each
+  command, raises mini's ``InterruptAgentFlow`` (exit) once the cleave has fired: the rest of the
+  reply's commands never run and mini exits by itself. (mini marks the raising command "not
+  executed", as it does its own submit command; the command's output is in the exit message.)
+  A single command that edits and commits (``... > x.py && git commit``) is split by the git
+  guard, which refuses the commit.
+- Native usage: the trajectory's per-call ``extra.response.usage`` (litellm, OpenAI shape):
+  ``prompt_tokens`` INCLUDES ``prompt_tokens_details.cached_tokens`` (and, for Anthropic,
+  ``cache_creation_input_tokens``); ``completion_tokens`` includes ``reasoning_tokens``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import SpecSnapError
+from ..tokens import TokenUsage
+from .base import SessionContext
+from .real import RealHarness, proxy_env_flag
+
+HARNESS_FILES = Path(__file__).with_name("harness_files")
+ENV_CLASS = "mswea_env.SpecSnapEnvironment"
+KEY_VARS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+API_BASES = {"openai": "{endpoint}/v1", "anthropic": "{endpoint}"}  # litellm appends its own paths
+
+
+class MiniSweAgentHarness(RealHarness):
+    name = "mini_swe_agent"
+    pin = "mini_swe_agent"
+    exact_stop = True
+    repo_memory_globs = (".mini-swe-agent/*", "*.traj.json")
+
+    def state_dir(self, ctx: SessionContext) -> Path:
+        return ctx.home / ".config" / "mini-swe-agent"
+
+    def trajectory(self, ctx: SessionContext) -> Path:
+        return self.state_dir(ctx) / "specsnap.traj.json"
+
+    def sandbox_paths(self) -> list[Path]:
+        return [*super().sandbox_paths(), HARNESS_FILES]
+
+    def builtin_config(self) -> dict[str, Any]:
+        """The pinned package's own config (default ``mini.yaml``), read from its virtualenv."""
+        name = str(self.options.get("config") or "mini.yaml")
+        venv = self.binary().parent.parent
+        found = sorted(venv.glob(f"lib/python*/site-packages/minisweagent/config/{name}"))
+        if not found:
+            raise SpecSnapError(f"mini-swe-agent config {name!r} not found under {venv}")
+        return yaml.safe_load(found[0].read_text()) or {}
+
+    def model_name(self) -> str:
+        model = str(self.cfg.get("model") or "gpt-5")
+        return model if "/" in model else f"{self.provider}/{model}"
+
+    def config(self, ctx: SessionContext) -> dict[str, Any]:
+        config = self.builtin_config()
+        agent = config.setdefault("agent", {})
+        agent["cost_limit"] = float(self.options.get("cost_limit", 0))
+        agents_md = self.agents_md(ctx)
+        if agents_md is not None:
+            text = agents_md.read_text(errors="replace")
+            text = text.replace("{% endraw %}", "{% endraw %}{{ '{% endraw %}' }}{% raw %}")  # stays literal
+            agent["instance_template"] = (
+                f"# AGENTS.md instructions for {ctx.workdir}\n\n<INSTRUCTIONS>\n{{% raw %}}{text}{{% endraw %}}\n"
+                f"</INSTRUCTIONS>\n\n" + str(agent.get("instance_template", "{{task}}"))
+            )
+        model = config.setdefault("model", {})
+        kwargs = model.setdefault("model_kwargs", {})
+        kwargs["api_base"] = API_BASES[self.provider].format(endpoint=ctx.endpoint)
+        env = config.setdefault("environment", {})
+        env["cwd"] = str(ctx.workdir)
+        env["specsnap_repo"] = str(ctx.workdir)
+        for key, value in (self.options.get("config_overrides") or {}).items():
+            section = config.setdefault(str(key), {})
+            if isinstance(section, dict) and isinstance(value, dict):
+                section.update(value)
+            else:
+                config[str(key)] = value
+        return config
+
+    def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
+        if self.provider not in API_BASES:
+            raise SpecSnapError(f"agent {self.cfg.get('name')!r}: the mini_swe_agent adapter drives providers "
+                                f"{sorted(API_BASES)} (got {self.provider!r})")
+        state = self.state_dir(ctx)
+        state.mkdir(parents=True, exist_ok=True)
+        config_file = state / "specsnap.yaml"
+        config_file.write_text(yaml.safe_dump(self.config(ctx), sort_keys=False, allow_unicode=True))
+        argv = [str(self.binary()), "-y", "--exit-immediately", "-t", ctx.session.prompt, "-m", self.model_name(),
+                "-c", str(config_file), "-o", str(self.trajectory(ctx)), "--environment-class", ENV_CLASS]
+        env = {
+            **proxy_env_flag(),
+            KEY_VARS[self.provider]: ctx.api_key or "",
+            "PYTHONPATH": str(HARNESS_FILES),
+            "MSWEA_CONFIGURED": "true",
+            "MSWEA_COST_TRACKING": "ignore_errors",
+            "MSWEA_GLOBAL_CONFIG_DIR": str(state),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "PYTHONUNBUFFERED": "1",
+        }
+        return argv, env
+
+    def context_exposure(self, ctx: SessionContext) -> str:
+        if self.agents_md(ctx) is None:
+            return "none (no AGENTS.md in the repository)"
+        return "AGENTS.md prepended to the task message (instance_template of the private config)"
+
+    def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
+        path = self.trajectory(ctx)
+        if not path.is_file():
+            return None
+        shutil.copyfile(path, ctx.stage_dir / "mini.traj.json")  # the HOME is deleted after this
+        data = json.loads(path.read_text())
+        total, found = TokenUsage(source="native"), False
+        for message in data.get("messages") or []:
+            response = (message.get("extra") or {}).get("response") if isinstance(message, dict) else None
+            usage = response.get("usage") if isinstance(response, dict) else None
+            if not isinstance(usage, dict):
+                continue
+            found = True
+            total = total + usage_components(usage)
+        return total if found else None
+
+    def turns(self, transcript: Path) -> int:
+        """Model calls, from mini's per-step header ("mini-swe-agent (step N, $C):")."""
+        try:
+            lines = transcript.read_text(errors="replace").splitlines()
+        except OSError:
+            return 0
+        return sum(1 for line in lines if line.startswith("mini-swe-agent (step "))
+
+
+def usage_components(usage: dict[str, Any]) -> TokenUsage:
+    """litellm's OpenAI-shaped usage -> disjoint components."""
+    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    details = usage.get("prompt_tokens_details") or {}
+    cached = int(details.get("cached_tokens") or usage.get("cache_read_input_tokens") or 0)
+    written = int(usage.get("cache_creation_input_tokens") or 0)
+    reasoning = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    return TokenUsage(uncached_input=prompt - cached - written, cache_read=cached, cache_write=written,
+                      output=completion - reasoning, reasoning=reasoning, source="native")
