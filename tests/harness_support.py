@@ -60,6 +60,14 @@ def run_replay_session(agent: str | dict[str, Any], workdir: Path, stage_dir: Pa
     return SessionRun(record, workdir, stage_dir, start, read_ledger(stage_dir / "ledger.jsonl"))
 
 
+def served_usage(agent: str, index: int, *entries: int):
+    """The usage of the given (1-based) entries of the agent's replay script for session ``index``."""
+    from sdcs_bench.tokens import TokenUsage
+
+    script = ReplayScript.load(ROOT / agent_cfg(agent)["replay_script"]).for_session(index, {})
+    return sum((script.entries[e - 1].reply.usage for e in entries), TokenUsage(source="proxy"))
+
+
 def script_usage(agent: str, index: int):
     cfg = agent_cfg(agent)
     return ReplayScript.load(ROOT / cfg["replay_script"]).expected_usage(index)

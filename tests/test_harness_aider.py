@@ -18,11 +18,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from harness_support import ROOT, agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2, script_usage
+from harness_support import (
+    agent_cfg,
+    assert_cleaved_and_uncommitted,
+    run_replay_session,
+    scaffold_tier2,
+    script_usage,
+    served_usage,
+)
 
 from sdcs_bench.agents import make_harness
 from sdcs_bench.agents.aider import AiderHarness
-from sdcs_bench.proxy import ReplayScript
 from sdcs_bench.tokens import TokenUsage
 
 AGENT = "replay_aider"
@@ -30,14 +36,6 @@ EDITED = "ledger/balances.py"
 PROBE = '__all__ = ["account_balances", "normal_balance", "trial_balance_ok"]\n\nPROBE = 1  # SpecSnap replay probe\n'
 TAGS_CACHE = ".aider.tags.cache.v4/"
 IN_REPO_HISTORY = (".aider.chat.history.md", ".aider.input.history", ".aider.llm.history")
-
-
-def served_usage(index: int, entries: list[int]) -> TokenUsage:
-    script = ReplayScript.load(ROOT / agent_cfg(AGENT)["replay_script"]).for_session(index, {})
-    total = TokenUsage(source="proxy")
-    for n in entries:
-        total = total + script.entries[n - 1].reply.usage
-    return total
 
 
 def aider_native(usage: TokenUsage) -> dict:
@@ -112,7 +110,7 @@ def test_s1_cleaved_at_the_edit_and_the_suggested_commit_never_lands(env, s1):
 
 def test_s1_tokens_proxy_and_native(s1):
     rec = s1.record
-    expected = served_usage(1, [1, 2])
+    expected = served_usage(AGENT, 1, 1, 2)
     assert s1.proxy_totals == expected
     assert expected != script_usage(AGENT, 1)  # the never-served entry is not counted
     assert rec["tokens"]["source"] == "proxy"
@@ -175,7 +173,7 @@ def test_s2_continues_and_commits(env, s1, s2):
     assert 'Running git add -A && git commit -m "finish the sprint"' in out
 
     expected = script_usage(AGENT, 2)
-    assert run.proxy_totals == expected == served_usage(2, [1, 2])
+    assert run.proxy_totals == expected == served_usage(AGENT, 2, 1, 2)
     assert rec["tokens"] == expected.to_dict() and rec["tokens"]["source"] == "proxy"
     assert rec["tokens_native"] == aider_native(expected)
     assert rec["tokens_native_minus_proxy"] == 0

@@ -13,25 +13,21 @@ import re
 from pathlib import Path
 
 import pytest
-from harness_support import (ROOT, agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2,
-                             script_usage)
+from harness_support import (
+    agent_cfg,
+    assert_cleaved_and_uncommitted,
+    run_replay_session,
+    scaffold_tier2,
+    script_usage,
+    served_usage,
+)
 
 from sdcs_bench.agents import make_harness
 from sdcs_bench.agents.claude_code import ClaudeCodeHarness
-from sdcs_bench.agents.cleave_hook import REASON
-from sdcs_bench.proxy import ReplayScript
-from sdcs_bench.tokens import TokenUsage
+from sdcs_bench.agents.harness_files.cleave_hook import REASON
 
 AGENT = "replay_claude_code"
 EDITED = "ledger/specsnap_probe.py"
-
-
-def served_usage(index: int, entries: list[int]) -> TokenUsage:
-    script = ReplayScript.load(ROOT / agent_cfg(AGENT)["replay_script"]).for_session(index, {})
-    total = TokenUsage(source="proxy")
-    for n in entries:
-        total = total + script.entries[n - 1].reply.usage
-    return total
 
 
 def result_event(stage_dir: Path) -> dict:
@@ -120,7 +116,7 @@ def test_s1_exact_cleave_denies_the_parallel_commit(env, s1):
 def test_s1_tokens_proxy_and_native(s1):
     run = s1
     rec = run.record
-    expected = served_usage(1, [1])
+    expected = served_usage(AGENT, 1, 1)
     assert run.proxy_totals == expected
     assert rec["tokens"]["source"] == "proxy"
     assert rec["tokens"] == expected.to_dict()
@@ -166,7 +162,7 @@ def test_s2_continues_and_commits(s1, s2):
 
     assert [r["replay_entry"] for r in run.ledger] == [1, 2, 3]
     expected = script_usage(AGENT, 2)
-    assert run.proxy_totals == expected == served_usage(2, [1, 2, 3])
+    assert run.proxy_totals == expected == served_usage(AGENT, 2, 1, 2, 3)
     assert rec["tokens"] == expected.to_dict() and rec["tokens"]["source"] == "proxy"
     assert rec["tokens_native"] == {**expected.to_dict(), "source": "native"}
     assert rec["tokens_native_minus_proxy"] == 0

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_support import ROOT, agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2, script_usage
+from harness_support import (
+    agent_cfg,
+    assert_cleaved_and_uncommitted,
+    run_replay_session,
+    scaffold_tier2,
+    script_usage,
+    served_usage,
+)
 
 from sdcs_bench.agents import make_harness
-from sdcs_bench.proxy import ReplayScript
-from sdcs_bench.tokens import TokenUsage
 
 AGENT = "replay_codex"
 EDITED = "ledger/specsnap_probe.py"
-
-
-def _entry_usage(index: int, entry: int) -> TokenUsage:
-    script = ReplayScript.load(ROOT / agent_cfg(AGENT)["replay_script"])
-    return script.for_session(index, {}).entries[entry - 1].reply.usage
 
 
 def _served(ledger: list[dict]) -> list[int]:
@@ -52,8 +52,8 @@ def test_codex_replay_cleave_then_continue(tmp_path: Path):
     assert _served(s1.ledger) == [1], s1.ledger
     assert all(r.get("usage") is None for r in s1.ledger if r.get("refused"))
     assert rec["tokens"]["source"] == "proxy"
-    assert s1.proxy_totals == _entry_usage(1, 1)
-    assert _comparable(rec["tokens"]) == _comparable(_entry_usage(1, 1).to_dict())
+    assert s1.proxy_totals == served_usage(AGENT, 1, 1)
+    assert _comparable(rec["tokens"]) == _comparable(served_usage(AGENT, 1, 1).to_dict())
     assert rec["model_calls"] == 1
     # Native usage survives the kill (the rollout file's per-response record) and, as Codex's
     # counts are inclusive, normalises to exactly the proxy's components.

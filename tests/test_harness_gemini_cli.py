@@ -12,26 +12,23 @@ import json
 from pathlib import Path
 
 import pytest
-from harness_support import (ROOT, agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2,
-                             script_usage)
+from harness_support import (
+    agent_cfg,
+    assert_cleaved_and_uncommitted,
+    run_replay_session,
+    scaffold_tier2,
+    script_usage,
+    served_usage,
+)
 
 from sdcs_bench.agents import make_harness
-from sdcs_bench.agents.cleave_hook import REASON
+from sdcs_bench.agents.harness_files.cleave_hook import REASON
 from sdcs_bench.agents.gemini_cli import GeminiCliHarness
-from sdcs_bench.proxy import ReplayScript
 from sdcs_bench.tokens import TokenUsage
 
 AGENT = "replay_gemini_cli"
 EDITED = "ledger/specsnap_probe.py"
 NONE_CHANGED = {"created": [], "modified": [], "deleted": []}
-
-
-def served_usage(index: int, entries: list[int]) -> TokenUsage:
-    script = ReplayScript.load(ROOT / agent_cfg(AGENT)["replay_script"]).for_session(index, {})
-    total = TokenUsage(source="proxy")
-    for n in entries:
-        total = total + script.entries[n - 1].reply.usage
-    return total
 
 
 def report(stage_dir: Path) -> dict:
@@ -114,7 +111,7 @@ def test_s1_exact_cleave_blocks_the_parallel_commit(env, s1):
 
 def test_s1_tokens_proxy_and_native(env, s1):
     rec = s1.record
-    expected = served_usage(1, [1])
+    expected = served_usage(AGENT, 1, 1)
     assert s1.proxy_totals == expected
     assert rec["tokens"]["source"] == "proxy"
     assert rec["tokens"] == expected.to_dict()
@@ -167,7 +164,7 @@ def test_s2_continues_and_commits(env, s1, s2):
 
     assert [r["replay_entry"] for r in run.ledger] == [1, 2, 3]
     expected = script_usage(AGENT, 2)
-    assert run.proxy_totals == expected == served_usage(2, [1, 2, 3])
+    assert run.proxy_totals == expected == served_usage(AGENT, 2, 1, 2, 3)
     assert rec["tokens"] == expected.to_dict() and rec["tokens"]["source"] == "proxy"
     assert rec["tokens_native"] == {**expected.to_dict(), "source": "native"}
     assert rec["tokens_native_minus_proxy"] == 0

@@ -12,12 +12,17 @@ from __future__ import annotations
 import json
 
 import pytest
-from harness_support import ROOT, agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2, script_usage
+from harness_support import (
+    agent_cfg,
+    assert_cleaved_and_uncommitted,
+    run_replay_session,
+    scaffold_tier2,
+    script_usage,
+    served_usage,
+)
 
 from sdcs_bench.agents import make_harness
 from sdcs_bench.agents.mini_swe_agent import MiniSweAgentHarness
-from sdcs_bench.proxy import ReplayScript
-from sdcs_bench.tokens import TokenUsage
 
 AGENT = "replay_mini_swe_agent"
 EDITED = "ledger/specsnap_probe.py"
@@ -25,14 +30,6 @@ PROBE = '"""SpecSnap replay probe."""\n\nPROBE = 1\n'
 EDIT_AND_COMMIT = ("printf '\"\"\"SpecSnap replay probe.\"\"\"\\n\\nPROBE = 1\\n' > ledger/specsnap_probe.py "
                    "&& git add -A && git commit -m wip")
 NOT_EXECUTED = "action was not executed"
-
-
-def served_usage(index: int, entries: list[int]) -> TokenUsage:
-    script = ReplayScript.load(ROOT / agent_cfg(AGENT)["replay_script"]).for_session(index, {})
-    total = TokenUsage(source="proxy")
-    for n in entries:
-        total = total + script.entries[n - 1].reply.usage
-    return total
 
 
 def trajectory(run) -> dict:
@@ -108,7 +105,7 @@ def test_s1_exact_cleave_refuses_the_commit_and_stops_the_batch(s1):
 
 def test_s1_tokens_proxy_and_native(s1):
     rec = s1.record
-    expected = served_usage(1, [1])
+    expected = served_usage(AGENT, 1, 1)
     assert s1.proxy_totals == expected
     assert expected != script_usage(AGENT, 1)  # the never-served entry is not counted
     assert rec["tokens"]["source"] == "proxy"
@@ -161,7 +158,7 @@ def test_s2_continues_and_commits(env, s1, s2):
     assert outputs[0] == f"A  {EDITED}\n{PROBE}"  # S1's uncommitted (staged) edit, seen by S2
 
     expected = script_usage(AGENT, 2)
-    assert run.proxy_totals == expected == served_usage(2, [1, 2, 3])
+    assert run.proxy_totals == expected == served_usage(AGENT, 2, 1, 2, 3)
     assert rec["tokens"] == expected.to_dict() and rec["tokens"]["source"] == "proxy"
     assert rec["tokens_native"] == {**expected.to_dict(), "source": "native"}
     assert rec["tokens_native_minus_proxy"] == 0

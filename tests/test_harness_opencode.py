@@ -7,21 +7,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness_support import ROOT, agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2, script_usage
+from harness_support import (
+    agent_cfg,
+    assert_cleaved_and_uncommitted,
+    run_replay_session,
+    scaffold_tier2,
+    script_usage,
+    served_usage,
+)
 
 from sdcs_bench.agents import make_harness
-from sdcs_bench.proxy import ReplayScript
-from sdcs_bench.tokens import TokenUsage
 
 AGENT = "replay_opencode"
 EDITED = "ledger/specsnap_probe.py"
 TITLE = 1  # entry 1 of each session: the title-generation side call (a `match:` entry)
-
-
-def _entry_usage(index: int, *entries: int) -> TokenUsage:
-    script = ReplayScript.load(ROOT / agent_cfg(AGENT)["replay_script"])
-    got = script.for_session(index, {}).entries
-    return sum((got[e - 1].reply.usage for e in entries), TokenUsage(source="proxy"))
 
 
 def _served(ledger: list[dict]) -> list[int]:
@@ -52,8 +51,8 @@ def test_opencode_replay_cleave_then_continue(tmp_path: Path):
     assert _served(s1.ledger) == [TITLE, 2], s1.ledger
     assert all(r.get("usage") is None for r in s1.ledger if r.get("refused"))
     assert rec["tokens"]["source"] == "proxy"
-    assert s1.proxy_totals == _entry_usage(1, TITLE, 2)
-    assert _comparable(rec["tokens"]) == _comparable(_entry_usage(1, TITLE, 2).to_dict())
+    assert s1.proxy_totals == served_usage(AGENT, 1, TITLE, 2)
+    assert _comparable(rec["tokens"]) == _comparable(served_usage(AGENT, 1, TITLE, 2).to_dict())
     assert rec["model_calls"] == 2
     # opencode records a step's tokens only when the step finishes (after all its tools ran); the
     # kill lands ~40 ms after the patch's write, mid-step, and the title call is never counted
@@ -62,7 +61,7 @@ def test_opencode_replay_cleave_then_continue(tmp_path: Path):
     if rec["tokens_native"] is None:
         assert rec["tokens_native_minus_proxy"] is None
     else:
-        assert _comparable(rec["tokens_native"]) == _comparable(_entry_usage(1, 2).to_dict())
+        assert _comparable(rec["tokens_native"]) == _comparable(served_usage(AGENT, 1, 2).to_dict())
     assert rec["context_exposure"] == "AGENTS.md read natively (opencode project rules)"
     # Private HOME: opencode wrote nothing of its own into the repository.
     assert rec["repo_memory_files"] == {"created": [], "modified": [], "deleted": []}
@@ -88,10 +87,10 @@ def test_opencode_replay_cleave_then_continue(tmp_path: Path):
     assert rec2["model_calls"] == 6
     # A clean exit: native (opencode's database, sub-agent included) equals the proxy minus the
     # title call, which opencode never counts; the stdout alone misses the sub-agent's step too.
-    title = _entry_usage(2, TITLE)
-    subagent = _entry_usage(2, 4)
+    title = served_usage(AGENT, 2, TITLE)
+    subagent = served_usage(AGENT, 2, 4)
     assert rec2["tokens_native"]["source"] == "native"
-    assert _comparable(rec2["tokens_native"]) == _comparable((_entry_usage(2, 2, 3, 4, 5, 6)).to_dict())
+    assert _comparable(rec2["tokens_native"]) == _comparable((served_usage(AGENT, 2, 2, 3, 4, 5, 6)).to_dict())
     assert rec2["tokens_native_minus_proxy"] == -title.total
     harness = make_harness(agent_cfg(AGENT))
     stdout_native = harness.stdout_usage(s2.stage_dir / "transcript.jsonl")

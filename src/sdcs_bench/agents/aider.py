@@ -34,14 +34,13 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 from ..errors import SpecSnapError
 from ..tokens import TokenUsage
 from .base import SessionContext
-from .real import RealHarness, proxy_env_flag
+from .real import RealHarness, json_lines, proxy_env_flag
 
 ANALYTICS_LOG = ".aider-specsnap/analytics.jsonl"
 
@@ -49,6 +48,7 @@ ANALYTICS_LOG = ".aider-specsnap/analytics.jsonl"
 class AiderHarness(RealHarness):
     name = "aider"
     pin = "aider"
+    context_via = "AGENTS.md added read-only to the chat (--read AGENTS.md)"
     exact_stop = False
     repo_memory_globs = (".aider*",)  # (fnmatch: also everything under .aider.tags.cache.v4/)
 
@@ -100,10 +100,6 @@ class AiderHarness(RealHarness):
         }
         return argv, env
 
-    def context_exposure(self, ctx: SessionContext) -> str:
-        if self.agents_md(ctx) is None:
-            return "none (no AGENTS.md in the repository)"
-        return "AGENTS.md added read-only to the chat (--read AGENTS.md)"
 
     def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
         log = self.analytics_log(ctx)
@@ -111,12 +107,8 @@ class AiderHarness(RealHarness):
             return None
         shutil.copyfile(log, ctx.stage_dir / "aider.analytics.jsonl")  # the HOME is deleted after this
         total, found = TokenUsage(source="native"), False
-        for line in log.read_text(errors="replace").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue  # a half-written last line of a killed run
-            if not isinstance(event, dict) or event.get("event") != "message_send":
+        for event in json_lines(log):  # (a killed run's half-written last line is skipped)
+            if event.get("event") != "message_send":
                 continue
             props = event.get("properties") or {}
             found = True

@@ -33,6 +33,7 @@ EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 class ClaudeCodeHarness(RealHarness):
     name = "claude_code"
     pin = "claude_code"
+    context_via = "AGENTS.md read natively (project instructions)"
     exact_stop = True
     repo_memory_globs = ("CLAUDE.md", "CLAUDE.local.md", "*/CLAUDE.md", ".claude/*", ".mcp.json")
 
@@ -75,10 +76,6 @@ class ClaudeCodeHarness(RealHarness):
         }
         return argv, env
 
-    def context_exposure(self, ctx: SessionContext) -> str:
-        if self.agents_md(ctx) is None:
-            return "none (no AGENTS.md in the repository)"
-        return "AGENTS.md read natively (project instructions)"
 
     @staticmethod
     def result(transcript: Path) -> dict[str, Any] | None:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..tokens import TokenUsage
 from .base import SessionContext
-from .real import RealHarness, proxy_env_flag, write_file
+from .real import RealHarness, json_lines, proxy_env_flag, write_file
 
 KEY_VAR = "SPECSNAP_CODEX_API_KEY"  # the env var the provider's env_key names (the key lives only there)
 
@@ -47,6 +47,7 @@ def _toml_str(value: str) -> str:
 class CodexHarness(RealHarness):
     name = "codex"
     pin = "codex"
+    context_via = "AGENTS.md read natively (Codex project doc)"
     exact_stop = False
     repo_memory_globs = (".codex/*",)
 
@@ -92,8 +93,6 @@ class CodexHarness(RealHarness):
         env = {**proxy_env_flag(), "CODEX_HOME": str(home), KEY_VAR: ctx.api_key or ""}
         return argv, env
 
-    def context_exposure(self, ctx: SessionContext) -> str:
-        return "AGENTS.md read natively (Codex project doc)" if self.agents_md(ctx) else "none"
 
     # ------------------------------------------------------------------ tokens
 
@@ -117,12 +116,8 @@ class CodexHarness(RealHarness):
         calls: dict[str, TokenUsage] = {}
         cumulative: dict[Path, TokenUsage] = {}
         for path in sorted((self.codex_home(ctx) / "sessions").rglob("rollout-*.jsonl")):
-            for n, line in enumerate(path.read_text(errors="replace").splitlines()):
-                try:
-                    ev = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a kill can cut the last line
-                payload = ev.get("payload") if isinstance(ev, dict) else None
+            for n, ev in enumerate(json_lines(path)):  # (a kill can cut the last line: skipped)
+                payload = ev.get("payload")
                 if not isinstance(payload, dict):
                     continue
                 if ev.get("type") == "token_usage_record" and isinstance(payload.get("usage"), dict):
@@ -138,12 +133,8 @@ class CodexHarness(RealHarness):
     def stdout_usage(self, transcript: Path) -> TokenUsage | None:
         """``turn.completed.usage`` of the ``--json`` stream (absent when the session was killed)."""
         found = []
-        for line in transcript.read_text(errors="replace").splitlines():
-            try:
-                ev = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(ev, dict) and ev.get("type") == "turn.completed" and isinstance(ev.get("usage"), dict):
+        for ev in json_lines(transcript):
+            if ev.get("type") == "turn.completed" and isinstance(ev.get("usage"), dict):
                 found.append(self._usage(ev["usage"]))
         return sum(found, TokenUsage(source="native")) if found else None
 

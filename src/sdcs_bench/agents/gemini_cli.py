@@ -26,7 +26,7 @@ from typing import Any
 
 from ..tokens import TokenUsage
 from .base import SessionContext
-from .real import RealHarness, proxy_env_flag, write_file
+from .real import RealHarness, json_lines, proxy_env_flag, write_file
 
 EDIT_TOOLS = "write_file|replace"
 CONTEXT_FILES = ["GEMINI.md", "AGENTS.md"]
@@ -35,6 +35,7 @@ CONTEXT_FILES = ["GEMINI.md", "AGENTS.md"]
 class GeminiCliHarness(RealHarness):
     name = "gemini_cli"
     pin = "gemini_cli"
+    context_via = "settings context.fileName = [GEMINI.md, AGENTS.md]"
     exact_stop = True
     repo_memory_globs = ("GEMINI.md", "*/GEMINI.md", ".gemini/*", ".geminiignore")
 
@@ -73,10 +74,6 @@ class GeminiCliHarness(RealHarness):
         }
         return argv, env
 
-    def context_exposure(self, ctx: SessionContext) -> str:
-        if self.agents_md(ctx) is None:
-            return "none (no AGENTS.md in the repository)"
-        return "settings context.fileName = [GEMINI.md, AGENTS.md]"
 
     # ------------------------------------------------------------------ what it reported
 
@@ -111,12 +108,8 @@ class GeminiCliHarness(RealHarness):
         INCLUDES ``cached``."""
         last: dict[str, dict[str, Any]] = {}
         for path in sorted(home.glob(".gemini/tmp/*/chats/*.jsonl")):
-            for line in path.read_text(errors="replace").splitlines():
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(event, dict) and event.get("type") == "gemini" and isinstance(event.get("tokens"), dict):
+            for event in json_lines(path):
+                if event.get("type") == "gemini" and isinstance(event.get("tokens"), dict):
                     last[f"{path.name}:{event.get('id')}"] = event["tokens"]
         if not last:
             return None

@@ -47,6 +47,7 @@ API_BASES = {"openai": "{endpoint}/v1", "anthropic": "{endpoint}"}  # litellm ap
 class MiniSweAgentHarness(RealHarness):
     name = "mini_swe_agent"
     pin = "mini_swe_agent"
+    context_via = "AGENTS.md prepended to the task message (instance_template of the private config)"
     exact_stop = True
     repo_memory_globs = (".mini-swe-agent/*", "*.traj.json")
 
@@ -120,10 +121,6 @@ class MiniSweAgentHarness(RealHarness):
         }
         return argv, env
 
-    def context_exposure(self, ctx: SessionContext) -> str:
-        if self.agents_md(ctx) is None:
-            return "none (no AGENTS.md in the repository)"
-        return "AGENTS.md prepended to the task message (instance_template of the private config)"
 
     def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
         path = self.trajectory(ctx)

@@ -43,7 +43,7 @@ from pathlib import Path
 
 from ..tokens import TokenUsage
 from .base import SessionContext
-from .real import RealHarness, proxy_env_flag
+from .real import RealHarness, json_lines, proxy_env_flag
 
 KEY_VAR = "SPECSNAP_OPENCODE_API_KEY"  # the key's only home: the harness process's environment
 PROVIDER = "specsnap"
@@ -52,6 +52,7 @@ PROVIDER = "specsnap"
 class OpencodeHarness(RealHarness):
     name = "opencode"
     pin = "opencode"
+    context_via = "AGENTS.md read natively (opencode project rules)"
     exact_stop = False
     repo_memory_globs = (".opencode/*", "opencode.json", "opencode.jsonc")
 
@@ -104,8 +105,6 @@ class OpencodeHarness(RealHarness):
             env["npm_config_offline"] = "true"
         return argv, env
 
-    def context_exposure(self, ctx: SessionContext) -> str:
-        return "AGENTS.md read natively (opencode project rules)" if self.agents_md(ctx) else "none"
 
     # ------------------------------------------------------------------ tokens
 
@@ -138,12 +137,8 @@ class OpencodeHarness(RealHarness):
     def stdout_usage(self, transcript: Path) -> TokenUsage | None:
         """``step_finish`` events of the ``--format json`` stream (the run's own session only)."""
         found = []
-        for line in transcript.read_text(errors="replace").splitlines():
-            try:
-                ev = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(ev, dict) or ev.get("type") != "step_finish":
+        for ev in json_lines(transcript):
+            if ev.get("type") != "step_finish":
                 continue
             part = ev.get("part")
             if isinstance(part, dict) and isinstance(part.get("tokens"), dict):

@@ -22,10 +22,12 @@ Agent config keys read here (``conf/agent/NAME.yaml``):
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 from abc import abstractmethod
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -33,7 +35,7 @@ from ..harness_install import harness_home, resolve_binary
 from ..tokens import TokenUsage
 from .base import Harness, Invocation, SessionContext
 
-HOOK_SCRIPT = Path(__file__).with_name("cleave_hook.py")
+HOOK_SCRIPT = Path(__file__).with_name("harness_files") / "cleave_hook.py"
 PROVIDERS = ("anthropic", "openai", "gemini")
 REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay mode
 
@@ -41,6 +43,8 @@ REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay m
 class RealHarness(Harness):
     # The pin name in harnesses/pins.yaml (None: the adapter runs a binary of the user's).
     pin: ClassVar[str | None] = None
+    # How the arm's AGENTS.md reaches this harness (recorded on every session).
+    context_via: ClassVar[str] = "not exposed"
 
     @property
     def provider(self) -> str:
@@ -89,6 +93,22 @@ class RealHarness(Harness):
     def agents_md(self, ctx: SessionContext) -> Path | None:
         path = ctx.workdir / "AGENTS.md"
         return path if path.is_file() else None
+
+    def context_exposure(self, ctx: SessionContext) -> str:
+        if self.agents_md(ctx) is None:
+            return "none (no AGENTS.md in the repository)"
+        return str(self.options.get("context_via") or self.context_via)
+
+
+def json_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, skipping anything else (a killed writer's half line)."""
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            yield obj
 
 
 def write_file(path: Path, text: str) -> Path:

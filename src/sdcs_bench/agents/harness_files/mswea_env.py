@@ -1,8 +1,8 @@
 """SpecSnap's exact stop for mini-swe-agent: a local environment that ends the run at the cleave.
 
 Loaded by ``mini`` itself, inside the sandbox, from its own virtualenv (``PYTHONPATH`` = this
-directory, ``--environment-class mswea_env.SpecSnapEnvironment``): it may import ``minisweagent``
-and the standard library, nothing of SpecSnap.
+directory, ``--environment-class mswea_env.SpecSnapEnvironment``): it may import ``minisweagent``,
+the standard library and ``cleave_hook`` beside it (stdlib only), nothing else of SpecSnap.
 
 After every command the agent runs, it reads the session's guard state (``.git/specsnap/guard``,
 written by SpecSnap's watcher, the only authority on the cleave). Once the cleave has fired it
@@ -19,7 +19,6 @@ guard is still ``armed``/``watch`` it waits briefly for the watcher's verdict (a
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import time
 from typing import Any
@@ -27,7 +26,8 @@ from typing import Any
 from minisweagent.environments.local import LocalEnvironment, LocalEnvironmentConfig
 from minisweagent.exceptions import InterruptAgentFlow
 
-WAIT_S = 2.0
+from cleave_hook import WAIT_S, exempt, guard_state  # beside this file: the hooks' own reader
+
 REASON = "specsnap: this session was cleaved at its first .py edit; no further commands are allowed"
 
 
@@ -38,22 +38,6 @@ class Cleaved(InterruptAgentFlow):
 class SpecSnapEnvironmentConfig(LocalEnvironmentConfig):
     specsnap_repo: str = ""
     """The sandbox repository (default: the environment's cwd, else the process's cwd)."""
-
-
-def guard_state(repo: str) -> str:
-    try:
-        with open(os.path.join(repo, ".git", "specsnap", "guard")) as fh:
-            return fh.read().strip()
-    except OSError:
-        return "off"
-
-
-def exempt(repo: str) -> list[str]:
-    try:
-        with open(os.path.join(repo, ".git", "specsnap", "cleave.json")) as fh:
-            return list(json.load(fh).get("exempt", []))
-    except (OSError, ValueError):
-        return []
 
 
 def py_files(repo: str, patterns: list[str]) -> dict[str, tuple[int, int]]:
