@@ -68,6 +68,16 @@ def served_usage(agent: str, index: int, *entries: int):
     return sum((script.entries[e - 1].reply.usage for e in entries), TokenUsage(source="proxy"))
 
 
+def served_entries(ledger: list[dict[str, Any]]) -> list[int]:
+    """The replay entries the proxy answered (refused calls excluded), in order."""
+    return [r["replay_entry"] for r in ledger if r.get("kind") == "generate" and not r.get("refused")]
+
+
+def without_source(usage: dict[str, Any]) -> dict[str, Any]:
+    """Token components only (to compare a native report with the proxy's)."""
+    return {k: v for k, v in usage.items() if k != "source"}
+
+
 def script_usage(agent: str, index: int):
     cfg = agent_cfg(agent)
     return ReplayScript.load(ROOT / cfg["replay_script"]).expected_usage(index)

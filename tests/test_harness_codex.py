@@ -13,21 +13,15 @@ from harness_support import (
     run_replay_session,
     scaffold_tier2,
     script_usage,
+    served_entries,
     served_usage,
+    without_source,
 )
 
 from sdcs_bench.agents import make_harness
 
 AGENT = "replay_codex"
 EDITED = "ledger/specsnap_probe.py"
-
-
-def _served(ledger: list[dict]) -> list[int]:
-    return [r["replay_entry"] for r in ledger if r.get("kind") == "generate" and not r.get("refused")]
-
-
-def _comparable(usage: dict) -> dict:
-    return {k: v for k, v in usage.items() if k != "source"}
 
 
 def test_codex_binary_is_installed():
@@ -49,17 +43,17 @@ def test_codex_replay_cleave_then_continue(tmp_path: Path):
     assert (workdir / EDITED).read_text().endswith("PROBE = 1\n")
     # Only entry 1 (the edit + parallel commit) was served; entry 2 never was, and any call made
     # after the cleave was refused with no usage.
-    assert _served(s1.ledger) == [1], s1.ledger
+    assert served_entries(s1.ledger) == [1], s1.ledger
     assert all(r.get("usage") is None for r in s1.ledger if r.get("refused"))
     assert rec["tokens"]["source"] == "proxy"
     assert s1.proxy_totals == served_usage(AGENT, 1, 1)
-    assert _comparable(rec["tokens"]) == _comparable(served_usage(AGENT, 1, 1).to_dict())
+    assert without_source(rec["tokens"]) == without_source(served_usage(AGENT, 1, 1).to_dict())
     assert rec["model_calls"] == 1
     # Native usage survives the kill (the rollout file's per-response record) and, as Codex's
     # counts are inclusive, normalises to exactly the proxy's components.
     assert rec["tokens_native"] is not None, "no token_usage_record in the rollout"
     assert rec["tokens_native"]["source"] == "native"
-    assert _comparable(rec["tokens_native"]) == _comparable(rec["tokens"])
+    assert without_source(rec["tokens_native"]) == without_source(rec["tokens"])
     assert rec["tokens_native_minus_proxy"] == 0
     assert rec["context_exposure"] == "AGENTS.md read natively (Codex project doc)"
     # Private HOME: Codex wrote nothing of its own into the repository.
@@ -79,16 +73,16 @@ def test_codex_replay_cleave_then_continue(tmp_path: Path):
     assert s2.git("log", "-1", "--format=%s").strip() == "finish"
     assert EDITED in s2.git("show", "--name-only", "--format=", "HEAD").split()
     assert s2.git("status", "--porcelain").strip() == ""
-    assert _served(s2.ledger) == [1, 2, 3]
+    assert served_entries(s2.ledger) == [1, 2, 3]
     assert not any(r.get("refused") for r in s2.ledger)
     assert s2.proxy_totals == script_usage(AGENT, 2)
     assert rec2["tokens"]["source"] == "proxy"
     assert rec2["model_calls"] == 3
     # A clean exit: native (rollout, and turn.completed in the stdout) equals the proxy exactly.
-    assert _comparable(rec2["tokens_native"]) == _comparable(rec2["tokens"])
+    assert without_source(rec2["tokens_native"]) == without_source(rec2["tokens"])
     assert rec2["tokens_native_minus_proxy"] == 0
     harness = make_harness(agent_cfg(AGENT))
     stdout_native = harness.stdout_usage(s2.stage_dir / "transcript.jsonl")
     assert stdout_native is not None
-    assert _comparable(stdout_native.to_dict()) == _comparable(rec2["tokens"])
+    assert without_source(stdout_native.to_dict()) == without_source(rec2["tokens"])
     assert rec2["repo_memory_files"] == {"created": [], "modified": [], "deleted": []}

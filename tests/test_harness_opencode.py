@@ -13,7 +13,9 @@ from harness_support import (
     run_replay_session,
     scaffold_tier2,
     script_usage,
+    served_entries,
     served_usage,
+    without_source,
 )
 
 from sdcs_bench.agents import make_harness
@@ -21,14 +23,6 @@ from sdcs_bench.agents import make_harness
 AGENT = "replay_opencode"
 EDITED = "ledger/specsnap_probe.py"
 TITLE = 1  # entry 1 of each session: the title-generation side call (a `match:` entry)
-
-
-def _served(ledger: list[dict]) -> list[int]:
-    return sorted(r["replay_entry"] for r in ledger if r.get("kind") == "generate" and not r.get("refused"))
-
-
-def _comparable(usage: dict) -> dict:
-    return {k: v for k, v in usage.items() if k != "source"}
 
 
 def test_opencode_binary_is_installed():
@@ -48,11 +42,11 @@ def test_opencode_replay_cleave_then_continue(tmp_path: Path):
     assert (workdir / EDITED).read_text().endswith("PROBE = 1\n")  # written by opencode's apply_patch
     # Served: the title call and entry 2 (the edit + parallel commit); entry 3 never was, and any
     # call made after the cleave was refused with no usage.
-    assert _served(s1.ledger) == [TITLE, 2], s1.ledger
+    assert sorted(served_entries(s1.ledger)) == [TITLE, 2], s1.ledger
     assert all(r.get("usage") is None for r in s1.ledger if r.get("refused"))
     assert rec["tokens"]["source"] == "proxy"
     assert s1.proxy_totals == served_usage(AGENT, 1, TITLE, 2)
-    assert _comparable(rec["tokens"]) == _comparable(served_usage(AGENT, 1, TITLE, 2).to_dict())
+    assert without_source(rec["tokens"]) == without_source(served_usage(AGENT, 1, TITLE, 2).to_dict())
     assert rec["model_calls"] == 2
     # opencode records a step's tokens only when the step finishes (after all its tools ran); the
     # kill lands ~40 ms after the patch's write, mid-step, and the title call is never counted
@@ -61,7 +55,7 @@ def test_opencode_replay_cleave_then_continue(tmp_path: Path):
     if rec["tokens_native"] is None:
         assert rec["tokens_native_minus_proxy"] is None
     else:
-        assert _comparable(rec["tokens_native"]) == _comparable(served_usage(AGENT, 1, 2).to_dict())
+        assert without_source(rec["tokens_native"]) == without_source(served_usage(AGENT, 1, 2).to_dict())
     assert rec["context_exposure"] == "AGENTS.md read natively (opencode project rules)"
     # Private HOME: opencode wrote nothing of its own into the repository.
     assert rec["repo_memory_files"] == {"created": [], "modified": [], "deleted": []}
@@ -80,7 +74,7 @@ def test_opencode_replay_cleave_then_continue(tmp_path: Path):
     assert s2.git("log", "-1", "--format=%s").strip() == "finish"
     assert EDITED in s2.git("show", "--name-only", "--format=", "HEAD").split()
     assert s2.git("status", "--porcelain").strip() == ""
-    assert _served(s2.ledger) == [1, 2, 3, 4, 5, 6]  # title, read+status, task, sub-agent, commit, final
+    assert sorted(served_entries(s2.ledger)) == [1, 2, 3, 4, 5, 6]  # title, read+status, task, sub-agent, commit, final
     assert not any(r.get("refused") for r in s2.ledger)
     assert s2.proxy_totals == script_usage(AGENT, 2)
     assert rec2["tokens"]["source"] == "proxy"
@@ -90,7 +84,7 @@ def test_opencode_replay_cleave_then_continue(tmp_path: Path):
     title = served_usage(AGENT, 2, TITLE)
     subagent = served_usage(AGENT, 2, 4)
     assert rec2["tokens_native"]["source"] == "native"
-    assert _comparable(rec2["tokens_native"]) == _comparable((served_usage(AGENT, 2, 2, 3, 4, 5, 6)).to_dict())
+    assert without_source(rec2["tokens_native"]) == without_source((served_usage(AGENT, 2, 2, 3, 4, 5, 6)).to_dict())
     assert rec2["tokens_native_minus_proxy"] == -title.total
     harness = make_harness(agent_cfg(AGENT))
     stdout_native = harness.stdout_usage(s2.stage_dir / "transcript.jsonl")
