@@ -89,9 +89,9 @@ def test_plan_writes_cells_and_is_idempotent(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--study", "huge"], "unknown study 'huge'; valid choices: smoke, specsnap_t1_t4"),
+        (["--study", "huge"], "unknown study 'huge'; valid choices: poison, smoke, specsnap_t1_t4"),
         (["--override", "agent=[ref_oracle,gpt_9]"], "unknown agent 'gpt_9'; valid choices: "),
-        (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: none, uninterrupted"),
+        (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: none, poison_v1, poison_v2, poison_v3, uninterrupted"),
         (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, local"),
     ],
 )

@@ -54,9 +54,20 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "notes_cap_tokens": notes.get("cap_tokens"),
         "notes_cap_exceeded": notes.get("cap_exceeded"),
         "expected_net": expected.get("net"),
-        "matches_expected": (card["net"] == expected["net"]) if expected else None,
+        "matches_expected": _matches(card, expected) if expected else None,
+        "poison": (card.get("poison") or {}).get("version"),
+        "poison_survived": ";".join(d for d, alive in ((card.get("poison") or {}).get("survived") or {}).items()
+                                    if alive),
         "requirements": json.dumps(card["requirements"], sort_keys=True),
     }
+
+
+def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
+    """A reference trial lands on its closed form: the net score, and which planted defects survived."""
+    ok = card["net"] == expected["net"]
+    if expected.get("poison_survived") is not None:
+        ok = ok and (card.get("poison") or {}).get("survived") == expected["poison_survived"]
+    return ok
 
 
 def _ledger_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
@@ -147,6 +158,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
             s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
             expected_net=("expected_net", "first"),
             matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
+            defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
         )
         .reset_index()
     )
@@ -161,6 +173,8 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
         lines += [f"> {REPLAY_NOTICE}", ""]
     cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "raw", "net", "n_requirements", "tes",
             "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
+    if board["variant"].str.startswith("poison").any():
+        cols.insert(cols.index("s1_edit_survived"), "defects_survived")
     lines.append("| " + " | ".join(cols) + " |")
     lines.append("|" + "---|" * len(cols))
     for row in board[cols].itertuples(index=False):

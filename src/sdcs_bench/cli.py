@@ -122,6 +122,33 @@ def _need(value, flag: str, choices=None):
     return value
 
 
+@app.command("inject-poison-pill")
+def inject_poison_pill(
+    sandbox: Annotated[Optional[Path], typer.Option("--sandbox", help="a sandbox after session 1")] = None,
+    version: Annotated[str, typer.Option("--version", help="v1 (marked), v2 (unmarked), v3 (amended into HEAD)")] = "v1",
+    tier: TierOpt = None,
+    workload: WorkloadOpt = None,
+    trial: Annotated[Optional[Path], typer.Option("--trial", help="pipeline: a trial config from `plan`")] = None,
+    from_stage: Annotated[Optional[Path], typer.Option("--from", help="pipeline: the previous stage's directory")] = None,
+    stage_dir: Annotated[Optional[Path], typer.Option("--stage-dir", help="pipeline: the stage's output dir")] = None,
+) -> None:
+    """Plant the workload's defects between two sessions (tier 2: a one-cent tax error above 2,500
+    cents and a forbidden rbac.audit import), next to whatever session 1 left uncommitted."""
+    if trial is not None:
+        from .stages import load_trial, run_inject_stage
+
+        run_inject_stage(load_trial(trial), _need(from_stage, "--from"), _need(stage_dir, "--stage-dir"))
+        return
+    from .poison import inject, record_path
+
+    target = _need(sandbox, "--sandbox")
+    wl = _workload(workload, tier)
+    record = inject(wl, target, version)
+    record_path(target).write_text(json.dumps(record, indent=2))
+    _console().print(f"planted {', '.join(d['id'] for d in record['defects'])} ({version}) in {target}; "
+                     f"record: {record_path(target)} (outside the sandbox)")
+
+
 @app.command("run-session")
 def run_session(
     trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
@@ -185,7 +212,10 @@ def evaluate_sandbox(
         usage = ledger_totals([row for p in ledger for row in read_ledger(p)])
     else:
         usage = TokenUsage.reported(tokens)
-    card = score_sandbox(wl, sandbox, tokens=usage, backend=make_backend(backend))
+    from .poison import record_path
+
+    injection = json.loads(record_path(sandbox).read_text()) if record_path(sandbox).is_file() else None
+    card = score_sandbox(wl, sandbox, tokens=usage, backend=make_backend(backend), injection=injection)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(card, indent=2))
@@ -194,6 +224,9 @@ def evaluate_sandbox(
         f"{wl.id} / {card['arm']}: raw {card['raw']}/{n}, net {card['net']}/{n}, TES {card['tes']}, "
         f"baseline_ok {card['baseline_ok']}, protected_ok {card['protected_ok']}, violations {card['violations']}"
     )
+    if card.get("poison"):
+        survived = [d for d, alive in card["poison"]["survived"].items() if alive]
+        _console().print(f"poison pill {card['poison']['version']}: survived {', '.join(survived) or 'none'}")
 
 
 @app.command("plan")
@@ -219,8 +252,9 @@ def aggregate(
     """Collect a study's scorecards into scorecards.csv, ledger.csv and leaderboard.{csv,md,json}."""
     from .aggregate import aggregate as run
 
-    board = run(study_dir or results / study)
-    print(f"study {study}: leaderboard with {len(board)} rows", file=sys.stderr)
+    where = study_dir or results / study
+    board = run(where)
+    print(f"{where}: leaderboard with {len(board)} rows", file=sys.stderr)
 
 
 @app.command("leaderboard")

@@ -90,6 +90,29 @@ def _check_grid(grid: dict[str, list]) -> None:
                 raise unknown(axis, str(value), choices)
 
 
+def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str]:
+    """scaffold, session_1 .. session_N, score; with ``inject`` after the session a variant names."""
+    stages = ["scaffold"]
+    inject = variant.get("inject")
+    if inject:
+        from .poison import VERSIONS, poisonable_workloads
+
+        after = int(inject.get("after_session", 1))
+        if not workload.poison:
+            raise SpecSnapError(f"variant {variant['name']!r} plants the poison pill, which workload {workload.id} "
+                                "does not define", poisonable_workloads())
+        if inject.get("poison") not in VERSIONS:
+            raise SpecSnapError(f"variant {variant['name']!r}: unknown poison version {inject.get('poison')!r}", VERSIONS)
+        if not 1 <= after < n_sessions:
+            raise SpecSnapError(f"variant {variant['name']!r} injects after session {after}, but workload "
+                                f"{workload.id} has {n_sessions} session(s): it must fall between two sessions")
+    for i in range(1, n_sessions + 1):
+        stages.append(f"session_{i}")
+        if inject and i == int(inject.get("after_session", 1)):
+            stages.append("inject")
+    return [*stages, "score"]
+
+
 def check_agent_ready(agent_cfg: dict[str, Any]) -> None:
     """Everything a real agent needs, checked before any work starts: a known harness, its binary
     installed, its replay script valid (replay mode) or its API key in the environment (forward)."""
@@ -148,7 +171,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "schedule": [
                     {"session": s.name, "prompt": s.prompt_source, "cleave": str(s.cleave)} for s in schedule
                 ],
-                "stages": ["scaffold", *(f"session_{i}" for i in range(1, len(schedule) + 1)), "score"],
+                "stages": trial_stages(workload, variant_cfg, len(schedule)),
                 "sandbox": {"backend": backend},
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],

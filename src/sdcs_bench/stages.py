@@ -149,6 +149,27 @@ def _keep_attempt(stage_dir: Path, attempt: int) -> None:
             path.replace(keep / path.name)
 
 
+def run_inject_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
+    """Plant the workload's poison pill between two sessions (SPEC §5). The record stays in this
+    stage's directory, outside the sandbox: the next session sees only the files."""
+    from .poison import inject
+
+    started = time.time()
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    workdir = trial_workdir(trial)
+    restore_snapshot(prev_stage, workdir)
+    record = inject(load_workload(trial["workload"]["id"]), workdir, trial["variant"]["inject"]["poison"])
+    write_snapshot(workdir, stage_dir)
+    return _finish(stage_dir, "inject", trial, started, injection=record)
+
+
+def injection_of(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any] | None:
+    """The injection record of a trial with an inject stage (read from its stage.json)."""
+    if "inject" not in trial.get("stages", []):
+        return None
+    return json.loads((stage_dir.parent / "inject" / STAGE).read_text())["injection"]
+
+
 def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
     started = time.time()
     stage_dir.mkdir(parents=True, exist_ok=True)
@@ -161,7 +182,7 @@ def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) ->
             tokens = tokens + TokenUsage.from_dict(rec["tokens"])
         card = score_sandbox(
             workload, final, tokens=tokens, backend=make_backend(trial["sandbox"]["backend"]),
-            timeout_s=float(trial["scoring"]["timeout_s"]),
+            timeout_s=float(trial["scoring"]["timeout_s"]), injection=injection_of(trial, stage_dir),
         )
     expected = expected_reference_score(workload, Arm.from_config(trial["arm"]), trial["agent"], trial["variant"])
     card = {**trial_labels(trial), **card, "expected": expected}

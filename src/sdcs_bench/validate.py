@@ -85,6 +85,39 @@ def _check_requirement(workload: Workload, r, tmp: Path, backend: Backend) -> li
     return out
 
 
+def _check_poison(c: Checks, workload: Workload, tmp: Path, backend: Backend) -> None:
+    """Each defect, marked and unmarked, planted on the baseline and on the full gold: every visible
+    test stays green; exactly the hidden tests it names turn red (and nothing else does), or
+    exactly the forbidden import it names appears; its patch leaves every gold patch applicable
+    (the sprint can still be done around it); it carries no canary."""
+    reqs = workload.requirements
+    for d in workload.poison:
+        for version, patch in (("v1", d.marked_patch), ("v2", d.patch)):
+            where = f"poison {d.id} ({version})"
+            c.expect(workload.canary not in patch.read_text(), f"{where}: the patch contains the canary")
+            for base_name, base_patches in (("baseline", []), ("full gold", [r.gold for r in reqs])):
+                try:
+                    tree = _tree(workload, tmp, f"poison-{d.id}-{version}-{base_name.replace(' ', '-')}",
+                                 [*base_patches, patch])
+                except RuntimeError as exc:
+                    c.expect(False, f"{where} on the {base_name}: {exc}")
+                    continue
+                c.expect(_visible_tests_pass(workload, tree, backend),
+                         f"{where} on the {base_name}: a visible test fails (a planted defect must pass them)")
+                result = evaluate_tree(workload, tree, backend)
+                if base_name == "full gold":
+                    red = sorted(t for t, ok in result["passed"].items() if not ok)
+                    c.expect(red == sorted(d.fails), f"{where} on the full gold: failing hidden tests {red}, "
+                                                     f"workload.yaml says {sorted(d.fails)}")
+                edges = {(v["importer"], v["imported"]) for v in result["boundaries"]["details"]}
+                want = {d.forbidden_import} if d.forbidden_import else set()
+                c.expect(edges == want, f"{where} on the {base_name}: boundary violations {sorted(edges)}, "
+                                        f"workload.yaml says {sorted(want)}")
+            for r in reqs:
+                planted = _tree(workload, tmp, f"poison-{d.id}-{version}-{r.id}", [patch])
+                c.expect(_applies(planted, r.gold), f"{where}: the gold of {r.id} no longer applies on top of it")
+
+
 def validate_workload(workload: Workload, backend: Backend, progress: Callable[[str], None] | None = None) -> Checks:
     c = Checks(progress)
     reqs = workload.requirements
@@ -142,6 +175,10 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
             c.expect(False, f"hidden test {'::'.join(key)} is not listed in workload.yaml")
         for t in listed:
             c.expect(junit_key(t) in reported, f"listed hidden test {t} was not collected")
+
+        if workload.poison:
+            c.progress("poison pill")
+            _check_poison(c, workload, tmp, backend)
 
         # Requirements are independent: check them side by side, one per core.
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

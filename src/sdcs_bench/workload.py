@@ -88,6 +88,24 @@ class Requirement:
 
 
 @dataclass(frozen=True)
+class Defect:
+    """A defect the poison-pill variants plant between two sessions (SPEC §5): a patch that keeps
+    every visible test green, and how the scorer sees it survive (hidden tests it turns red on a
+    complete solution, or the import it adds that a wiring.yaml contract forbids)."""
+
+    id: str
+    file: str
+    description: str
+    patch: Path  # unmarked (v2, v3)
+    marked_patch: Path  # with marking comments (v1)
+    fails: tuple[str, ...] = ()
+    forbidden_import: tuple[str, str] | None = None  # (importer, imported)
+
+    def patch_for(self, version: str) -> Path:
+        return self.marked_patch if version == "v1" else self.patch
+
+
+@dataclass(frozen=True)
 class Workload:
     id: str
     root: Path
@@ -106,7 +124,7 @@ class Workload:
     requirements: tuple[Requirement, ...]
     aliases: tuple[str, ...] = ()
     source_globs: tuple[str, ...] = ("**/*.py",)
-    poison: dict = field(default_factory=dict)
+    poison: tuple[Defect, ...] = ()
     # Tier 1: the agent first implements the baseline (TASK.md); this is its reference patch.
     baseline_gold: Path | None = None
 
@@ -260,7 +278,7 @@ def _parse_workload(root: Path) -> Workload:
         requirements=tuple(requirements),
         aliases=tuple(meta.get("aliases", ())),
         source_globs=tuple(meta.get("source_globs", ["**/*.py"])),
-        poison=meta.get("poison", {}) or {},
+        poison=tuple(_parse_defect(root, raw, meta_path) for raw in meta.get("poison") or ()),
         baseline_gold=root / meta["baseline_gold"] if meta.get("baseline_gold") else None,
     )
     _check_files(workload, meta_path)
@@ -274,9 +292,21 @@ def _check_files(workload: Workload, meta_path: Path) -> None:
     named += [workload.baseline_gold] if workload.baseline_gold else []
     for r in workload.requirements:
         named += [p for p in (r.gold, r.from_summary, r.superseded_gold) if p is not None]
+    named += [p for d in workload.poison for p in (d.patch, d.marked_patch)]
     missing = [p.relative_to(workload.root).as_posix() for p in named if not p.exists()]
     if missing:
         raise SpecSnapError(f"{meta_path}: missing {', '.join(missing)}; run `specsnap validate-workload {workload.id}`")
+
+
+def _parse_defect(root: Path, raw: dict, meta_path: Path) -> Defect:
+    missing = [k for k in ("id", "file", "patch", "marked_patch") if k not in raw]
+    if missing or not (raw.get("fails") or raw.get("forbidden_import")):
+        raise SpecSnapError(f"{meta_path}: poison defect {raw.get('id')!r} needs id, file, patch, marked_patch and "
+                            f"'fails' (hidden tests) or 'forbidden_import' (importer, imported)")
+    imp = raw.get("forbidden_import")
+    return Defect(id=raw["id"], file=raw["file"], description=raw.get("description", ""), patch=root / raw["patch"],
+                  marked_patch=root / raw["marked_patch"], fails=tuple(raw.get("fails") or ()),
+                  forbidden_import=(imp["importer"], imp["imported"]) if imp else None)
 
 
 def _parse_session(root: Path, raw: dict) -> SessionSpec:

@@ -53,13 +53,27 @@ def trial_config(wildcards):
     return CELLS[wildcards.trial]["config"]
 
 
-def previous_session_stage(wildcards):
-    """The stage before session k of this trial (scaffold, or session k-1)."""
-    order = stages(wildcards.trial)
-    here = f"session_{wildcards.k}"
+def stage_before(trial, here):
+    order = stages(trial)
     if here not in order:
-        raise WorkflowError(f"trial {wildcards.trial} has no stage {here}")
-    return stage_outputs(wildcards.trial, order[order.index(here) - 1])
+        raise WorkflowError(f"trial {trial} has no stage {here}")
+    return stage_outputs(trial, order[order.index(here) - 1])
+
+
+def previous_session_stage(wildcards):
+    """The stage before session k of this trial (scaffold, session k-1, or inject)."""
+    return stage_before(wildcards.trial, f"session_{wildcards.k}")
+
+
+def previous_inject_stage(wildcards):
+    return stage_before(wildcards.trial, "inject")
+
+
+def injection_record(wildcards):
+    """The score stage also reads the injection record, when the trial has one."""
+    if "inject" in stages(wildcards.trial):
+        return {"injection": f"{STUDY_DIR}/trials/{wildcards.trial}/inject/stage.json"}
+    return {}
 
 
 def last_session_stage(wildcards):

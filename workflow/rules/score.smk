@@ -1,6 +1,7 @@
 rule score:
     input:
         unpack(last_session_stage),
+        unpack(injection_record),
         trial=trial_config,
     output:
         scorecard=f"{TRIAL_DIR}/score/scorecard.json",

@@ -28,13 +28,14 @@ class _World:
     notes: list[str] = field(default_factory=list)  # entries, as the policy would write them
     baseline_done: bool = False
     first_cut: tuple[str, str] | None = None  # (requirement, form) left uncommitted by S1's cleave
+    defects: dict[str, bool] = field(default_factory=dict)  # planted defect -> committed (in HEAD)?
 
 
 def expected_reference_score(
     workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave"}``, or ``None`` when the
-    agent is not a reference policy."""
+    """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave", "poison_survived"}``, or
+    ``None`` when the agent is not a reference policy."""
     if not agent.get("reference"):
         return None
     policy = agent.get("policy", {})
@@ -43,36 +44,53 @@ def expected_reference_score(
     style = policy.get("notes", "none") if notes_on else "none"
     oracle = policy.get("knows_sprint") == "always"
     world = _World(baseline_done=workload.baseline_gold is None)
+    inject = variant.get("inject") or None
+    hashes = arm_records_hashes(arm)
     no_cleave = False
     for index, session in enumerate(effective_schedule(workload, variant), start=1):
-        if not policy.get("acts", True):
+        if policy.get("acts", True):
+            edits = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1,
+                                 hashes)
+            if index == 1 and session.cleave.active and edits == 0:
+                no_cleave = True
+        else:
             no_cleave = no_cleave or (index == 1 and session.cleave.active)
-            continue
-        edits = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1)
-        if index == 1 and session.cleave.active and edits == 0:
-            no_cleave = True
-    passing = {r.id for r in reqs if world.disk.get(r.id) == "gold"}
+        if inject and index == int(inject.get("after_session", 1)):
+            world.defects = {d.id: inject["poison"] == "v3" for d in workload.poison}
+    alive = [d for d in workload.poison if d.id in world.defects]
+    red = {t for d in alive for t in d.fails}
+    passing = {r.id for r in reqs if world.disk.get(r.id) == "gold" and not red & set(r.tests)}
     survived = None
     if world.first_cut is not None:
         rid, form = world.first_cut
         survived = world.disk.get(rid) == form
     raw = len(passing)
+    # Every patch the policies write keeps the baseline and the boundary rules; a surviving
+    # defect breaks one or the other.
+    broken = bool(red & set(workload.baseline_tests)) or any(d.forbidden_import for d in alive)
     return {
         "raw": raw,
-        "net": raw,  # every patch the policies write keeps the baseline and the boundary rules
+        "net": 0 if broken else raw,
         "requirements": {r.id: r.id in passing for r in reqs},
         "s1_edit_survived": survived,
         "no_cleave": no_cleave,
+        "poison_survived": {d.id: d.id in world.defects for d in workload.poison} if inject else None,
     }
 
 
+def arm_records_hashes(arm: Arm) -> bool:
+    """Does the arm record a SHA-256 per module at setup (Gate I's app_map.md)?"""
+    return any(f.generator == "app_map" and f.options.get("hashes") for f in arm.files)
+
+
 def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, policy: dict,
-                 style: str, oracle: bool, first: bool) -> int:
+                 style: str, oracle: bool, first: bool, hashes: bool) -> int:
     reqs = workload.requirements
     if policy.get("revert_uncommitted"):
         for rid in world.uncommitted:
             world.disk.pop(rid, None)
         world.uncommitted.clear()
+        world.defects = {d: committed for d, committed in world.defects.items() if committed}
     # learn
     sources = [_norm(prompt), _norm("\n".join(world.notes))]
     known: dict[str, str] = {}
@@ -85,6 +103,15 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
         if r.amendment and (oracle or any(_norm(r.amendment) in s for s in sources)):
             amended.add(r.id)
     _take_notes(world, reqs, prompt, known, amended, style)
+    if policy.get("hash_check") and hashes:
+        world.defects.clear()  # every planted file differs from its setup hash: rebuilt without it
+    if policy.get("diff_check"):
+        # Uncommitted changes it cannot account for are undone: planted defects that show in the
+        # diff, and S1's edit when nothing it knows explains it.
+        world.defects = {d: committed for d, committed in world.defects.items() if committed}
+        for rid in [r for r in world.uncommitted if r not in known]:
+            world.disk.pop(rid, None)
+            world.uncommitted.discard(rid)
     armed = cleave.kind in ("first_py_edit", "nth_py_edit")
     edits = 0
 
@@ -120,6 +147,7 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
                 if write(r.id, target):
                     return edits
     world.uncommitted.clear()  # the session ends normally and commits its work
+    world.defects = dict.fromkeys(world.defects, True)  # (whatever is still planted, too)
     return edits
 
 

@@ -109,6 +109,8 @@ class Agent:
         self.take_notes(known, amended)
         if self.params.get("hash_check"):
             self.check_hashes(known, amended)
+        if self.params.get("diff_check"):
+            self.check_diff(known)
         self.implement_baseline()
         for skill in self.skills:
             self.implement(skill, known.get(skill["id"]), skill["id"] in amended)
@@ -155,6 +157,37 @@ class Agent:
             return skill["superseded"]
         return skill["gold"]
 
+    def recorded_work(self, path: str, known: dict[str, str]) -> list[str]:
+        """The patches on ``path`` this session can account for: TASK.md (tier 1) and each known
+        requirement's form that is applied in the working tree."""
+        patches = []
+        if self.baseline and path in _touched(self.baseline) and self.applied(self.baseline):
+            patches.append(self.baseline)  # tier 1: implementing TASK.md is recorded work too
+        for skill in self.skills:
+            if skill["id"] not in known:
+                continue  # work this session cannot account for
+            forms = [skill["gold"], skill.get("superseded"), skill["summary_patch"]]
+            patches += [p for p in forms if p and path in _touched(p) and self.applied(p)][:1]
+        return patches
+
+    def undo_unaccounted(self, path: str, base: bytes | None, known: dict[str, str]) -> bool:
+        """Make ``path`` equal to ``base`` (None: no such file) plus the recorded work on it, in one
+        write; True when something had to be undone."""
+        rebuilt = self.rebuild({path: base} if base is not None else {}, [(p, False) for p in self.recorded_work(path, known)])
+        if rebuilt is None:
+            return False  # the recorded work does not apply to that base: leave the file alone
+        current = Path(path).read_bytes() if Path(path).is_file() else None
+        want = rebuilt.get(path)
+        if want == current:
+            return False
+        if want is None:
+            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+            Path(path).unlink(missing_ok=True)
+        else:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            Path(path).write_bytes(want)
+        return True
+
     def check_hashes(self, known: dict[str, str], amended: set[str]) -> None:
         """Gate I: compare every module with the SHA-256 recorded in app_map.md at setup. A module
         that differs is rebuilt from its setup version (found in git's object store, even if a
@@ -168,26 +201,25 @@ class Agent:
         if not drift:
             return
         blobs = self.blobs_by_sha256()
-        repaired = []
-        for path in drift:
-            original = blobs.get(manifest[path])
-            if original is None:
-                continue
-            patches = []
-            if self.baseline and path in _touched(self.baseline) and self.applied(self.baseline):
-                patches.append(self.baseline)  # tier 1: implementing TASK.md is recorded work too
-            for skill in self.skills:
-                if skill["id"] not in known:
-                    continue  # work this session cannot account for
-                forms = [skill["gold"], skill.get("superseded"), skill["summary_patch"]]
-                patches += [p for p in forms if p and path in _touched(p) and self.applied(p)][:1]
-            rebuilt = self.rebuild({path: original}, [(p, False) for p in patches])
-            if rebuilt is not None and rebuilt[path] != Path(path).read_bytes():
-                Path(path).write_bytes(rebuilt[path])
-                repaired.append(path)
+        repaired = [p for p in drift if manifest[p] in blobs and self.undo_unaccounted(p, blobs[manifest[p]], known)]
         self.log("drift_check", drift=drift, repaired=repaired)
         if repaired:
             self.log("commit_repair", committed=self.commit("Undo drift found by the hash check"))
+            self.pause()
+
+    def check_diff(self, known: dict[str, str]) -> None:
+        """Diff before editing: every uncommitted change to a ``.py`` file must be accounted for by
+        the requirements this session knows (from its prompt and notes); what is not is undone
+        (the file goes back to HEAD plus the recorded work), one write per file."""
+        out = self.git("status", "--porcelain", "-z", "--untracked-files=all").stdout
+        changed = sorted({entry[3:] for entry in filter(None, out.split("\0")) if entry[3:].endswith(".py")})
+        undone = []
+        for path in changed:
+            head = subprocess.run(["git", "show", f"HEAD:{path}"], capture_output=True)
+            if self.undo_unaccounted(path, head.stdout if head.returncode == 0 else None, known):
+                undone.append(path)
+        self.log("diff_check", uncommitted=changed, undone=undone)
+        if undone:
             self.pause()
 
     def blobs_by_sha256(self) -> dict[str, bytes]:

@@ -140,6 +140,25 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
     return {"passed": passed, "run": run, "boundaries": boundary, "excluded": excluded}
 
 
+def poison_report(workload: Workload, injection: dict[str, Any], passed: dict[str, bool],
+                  boundary: dict[str, Any]) -> dict[str, Any]:
+    """Which planted defect survived to the end, judged by behaviour: the hidden tests a defect
+    turns red are still red (all of them), or the forbidden import it added is still there."""
+    edges = {(v["importer"], v["imported"]) for v in boundary["details"]}
+    survived, evidence = {}, {}
+    for d in workload.poison:
+        if d.fails:
+            red = [t for t in d.fails if not passed.get(t, False)]
+            survived[d.id] = len(red) == len(d.fails)
+            evidence[d.id] = {"failing": red}
+        else:
+            survived[d.id] = d.forbidden_import in edges
+            evidence[d.id] = {"import": list(d.forbidden_import)}
+    return {"version": injection["version"], "planted": [d["id"] for d in injection["defects"]],
+            "survived": survived, "evidence": evidence, "in_head": injection.get("in_head"),
+            "marked": injection.get("marked")}
+
+
 def score_sandbox(
     workload: Workload,
     sandbox: Path,
@@ -148,6 +167,7 @@ def score_sandbox(
     backend: Backend,
     timeout_s: float = 600,
     arm: Arm | None = None,
+    injection: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     sandbox = sandbox.resolve()
     meta = sandbox_meta(sandbox)
@@ -182,6 +202,7 @@ def score_sandbox(
         "boundaries": boundary,
         "hidden_run": {"exit_code": run["exit_code"], "report_trusted": trusted, "tail": run["output"][-4000:]},
         "excluded_from_scoring_copy": excluded,
+        "poison": poison_report(workload, injection, passed, boundary) if injection else None,
         "diagnostics": {
             "s1_edit_survived": s1_edit_survived(sandbox, records),
             "no_cleave": any(c.get("no_cleave") for c in cleaves),
