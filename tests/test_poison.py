@@ -217,3 +217,26 @@ def test_poison_study_through_the_pipeline_lands_on_its_closed_forms(tmp_path):
     with tarfile.open(trial / "inject" / "snapshot.tar.gz") as tar:  # what session 2 starts from
         assert not any("inject" in m.name or "poison" in m.name.lower() for m in tar.getmembers())
     assert "defects_survived" in (study / "leaderboard.md").read_text()
+
+
+def test_invariants_over_every_arm_policy_and_version(tier2):
+    """A surviving defect zeroes the net; v3 is invisible to every defence but the hash check;
+    only a reverting or diff-checking policy removes v1/v2 defects without hashes."""
+    from sdcs_bench.agents.expectations import arm_records_hashes
+
+    assert [a for a in config.options("arm") if arm_records_hashes(arm(a))] == ["Gate_I"]
+    for arm_name in config.options("arm"):
+        the_arm = arm(arm_name)
+        for policy in (a for a in config.options("agent") if config.entity("agent", a).get("reference")):
+            params = config.entity("agent", policy)["policy"]
+            for v in ("v1", "v2", "v3"):
+                e = expected_reference_score(tier2, the_arm, config.entity("agent", policy),
+                                             config.entity("variant", f"poison_{v}"))
+                alive = e["poison_survived"]
+                assert set(alive) == {"tax_error", "forbidden_import"}
+                assert e["net"] == (0 if any(alive.values()) else e["raw"]), (arm_name, policy, v)
+                hashed = params.get("hash_check") and arm_name == "Gate_I"
+                removes = hashed or (v != "v3" and (params.get("diff_check") or params.get("revert_uncommitted")))
+                if not params.get("acts", True):
+                    removes = False
+                assert alive == {"tax_error": not removes, "forbidden_import": not removes}, (arm_name, policy, v)
