@@ -100,7 +100,6 @@ class AiderHarness(RealHarness):
         }
         return argv, env
 
-
     def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
         log = self.analytics_log(ctx)
         if not log.is_file():

@@ -76,7 +76,6 @@ class ClaudeCodeHarness(RealHarness):
         }
         return argv, env
 
-
     @staticmethod
     def result(transcript: Path) -> dict[str, Any] | None:
         """The final ``result`` object (``--output-format json``: one object; stream-json: the last

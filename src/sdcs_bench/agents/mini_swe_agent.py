@@ -121,7 +121,6 @@ class MiniSweAgentHarness(RealHarness):
         }
         return argv, env
 
-
     def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
         path = self.trajectory(ctx)
         if not path.is_file():
