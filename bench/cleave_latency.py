@@ -73,7 +73,7 @@ def main() -> None:
             row = [f"{pct(latencies, 50):.3f}", f"{pct(latencies, 95):.3f}", f"{max(latencies):.3f}"] if latencies \
                 else ["-", "-", "-"]
             table.add_row(agent, cfg["harness"], ", ".join(sorted(stopped)) or "-", *row, f"{fired}/{args.repeat}")
-    Console().print(table)
+    Console(width=140).print(table)
 
 
 if __name__ == "__main__":
