@@ -114,11 +114,3 @@ class AiderHarness(RealHarness):
             total = total + TokenUsage(uncached_input=int(props.get("prompt_tokens") or 0),
                                        output=int(props.get("completion_tokens") or 0), source="native")
         return total if found else None
-
-    def turns(self, transcript: Path) -> int:
-        """Model replies, from aider's per-reply "Tokens: ... sent, ... received." line."""
-        try:
-            lines = transcript.read_text(errors="replace").splitlines()
-        except OSError:
-            return 0
-        return sum(1 for line in lines if line.startswith("Tokens: ") and "sent" in line)

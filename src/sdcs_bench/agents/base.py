@@ -73,6 +73,8 @@ class Harness(ABC):
         """What the session spent, as disjoint components."""
 
     def turns(self, transcript: Path) -> int:
+        """Agent turns of a harness that calls no model (a real harness's turns are its answered
+        model calls, counted at the proxy, the same way for every harness)."""
         return 0
 
     def context_exposure(self, ctx: SessionContext) -> str:

@@ -113,10 +113,3 @@ class ClaudeCodeHarness(RealHarness):
                           cache_read=int(u.get("cache_read_input_tokens") or 0),
                           cache_write=int(u.get("cache_creation_input_tokens") or 0),
                           output=int(u.get("output_tokens") or 0), source="native")
-
-    def turns(self, transcript: Path) -> int:
-        try:
-            result = self.result(transcript)
-        except OSError:
-            return 0
-        return int((result or {}).get("num_turns") or 0)

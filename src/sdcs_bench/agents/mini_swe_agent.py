@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from ..errors import SpecSnapError
+from ..proxy.wire import chat_usage
 from ..tokens import TokenUsage
 from .base import SessionContext
 from .real import RealHarness, proxy_env_flag
@@ -134,24 +135,5 @@ class MiniSweAgentHarness(RealHarness):
             if not isinstance(usage, dict):
                 continue
             found = True
-            total = total + usage_components(usage)
+            total = total + chat_usage(usage, source="native", litellm=True)
         return total if found else None
-
-    def turns(self, transcript: Path) -> int:
-        """Model calls, from mini's per-step header ("mini-swe-agent (step N, $C):")."""
-        try:
-            lines = transcript.read_text(errors="replace").splitlines()
-        except OSError:
-            return 0
-        return sum(1 for line in lines if line.startswith("mini-swe-agent (step "))
-
-
-def usage_components(usage: dict[str, Any]) -> TokenUsage:
-    """litellm's OpenAI-shaped usage -> disjoint components."""
-    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-    details = usage.get("prompt_tokens_details") or {}
-    cached = int(details.get("cached_tokens") or usage.get("cache_read_input_tokens") or 0)
-    written = int(usage.get("cache_creation_input_tokens") or 0)
-    reasoning = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
-    return TokenUsage(uncached_input=prompt - cached - written, cache_read=cached, cache_write=written,
-                      output=completion - reasoning, reasoning=reasoning, source="native")

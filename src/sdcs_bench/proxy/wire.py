@@ -192,6 +192,22 @@ class _Anthropic:
         )
 
 
+def chat_usage(usage: dict[str, Any], source: str = "proxy", litellm: bool = False) -> TokenUsage:
+    """An OpenAI Chat Completions ``usage`` object as disjoint components: ``prompt_tokens``
+    includes the cached tokens, ``completion_tokens`` the reasoning ones. With ``litellm``, also
+    the cache fields litellm passes through from Anthropic (``cache_read_input_tokens``,
+    ``cache_creation_input_tokens``, both inside ``prompt_tokens``)."""
+    prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    written = 0
+    if litellm:
+        cached = cached or int(usage.get("cache_read_input_tokens") or 0)
+        written = int(usage.get("cache_creation_input_tokens") or 0)
+    reasoning = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
+    return TokenUsage(uncached_input=prompt - cached - written, cache_read=cached, cache_write=written,
+                      output=completion - reasoning, reasoning=reasoning, source=source)
+
+
 class _OpenAIChat:
     @staticmethod
     def usage(u: TokenUsage) -> dict[str, Any]:
@@ -242,13 +258,7 @@ class _OpenAIChat:
         for ev in events:
             if isinstance(ev.get("usage"), dict):
                 usage = ev["usage"]
-        if usage is None:
-            return None
-        prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        reasoning = int((usage.get("completion_tokens_details") or {}).get("reasoning_tokens") or 0)
-        return TokenUsage(uncached_input=prompt - cached, cache_read=cached, output=completion - reasoning,
-                          reasoning=reasoning, source="proxy")
+        return None if usage is None else chat_usage(usage)
 
 
 class _OpenAIResponses:
