@@ -288,12 +288,13 @@ def proxy(
     import time
 
     from .proxy import ModelProxy, ReplayScript
+    from .proxy.server import DEFAULT_UPSTREAMS
 
     ups = {}
     for item in upstream or []:
         name, _, url = item.partition("=")
-        if name not in ("anthropic", "openai", "gemini") or not url:
-            raise SpecSnapError(f"--upstream {item!r} must be PROVIDER=URL", ("anthropic", "openai", "gemini"))
+        if name not in DEFAULT_UPSTREAMS or not url:
+            raise SpecSnapError(f"--upstream {item!r} must be PROVIDER=URL", DEFAULT_UPSTREAMS)
         ups[name] = url
     if replay is not None:
         server = ModelProxy(ledger=ledger, mode="replay", script=ReplayScript.load(replay).for_session(session, {}),

@@ -21,6 +21,7 @@ from . import config
 from .arms import Arm
 from .errors import SpecSnapError, unknown
 from .paths import default_work_root, project_root
+from .proxy.server import DEFAULT_UPSTREAMS
 from .sandbox import resolve_backend_name
 from .schedule import effective_schedule
 from .workload import load_workload
@@ -28,7 +29,7 @@ from .workload import load_workload
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
                 "config")
-API_PROVIDERS = ("anthropic", "openai", "gemini")  # each a Snakemake resource api_<provider>
+API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 
 
 def api_provider(agent_cfg: dict[str, Any]) -> str:

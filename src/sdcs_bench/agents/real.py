@@ -36,7 +36,6 @@ from ..tokens import TokenUsage
 from .base import Harness, Invocation, SessionContext
 
 HOOK_SCRIPT = Path(__file__).with_name("harness_files") / "cleave_hook.py"
-PROVIDERS = ("anthropic", "openai", "gemini")
 REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay mode
 
 

@@ -107,9 +107,6 @@ class SessionScript:
                     return i, entry
         return None
 
-    @property
-    def unused(self) -> int:
-        return sum(1 for e in self.entries if not e.used and not e.repeat)
 
 
 def _substitute(value: Any, variables: dict[str, str]) -> Any:
