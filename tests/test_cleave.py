@@ -170,19 +170,118 @@ def test_after_commit_rule_arms_only_at_the_agents_first_commit(make_sandbox, ba
     assert log == ["baseline"], "the baseline commit lands, the sprint edit's commit does not"
 
 
-def test_cleaved_now_sees_a_write_completed_just_before_the_question(make_sandbox):
+@pytest.mark.parametrize("load", [False, True], ids=["idle", "loaded"])
+def test_refusal_sees_a_write_completed_just_before_the_question(make_sandbox, load):
     """The model proxy asks before each model call; a call sent right after the cleaving write
-    must be refused however fast it comes (the watcher's barrier orders the two)."""
+    must be refused however fast it comes (the watcher's barrier orders the two), on a loaded
+    machine too: the question waits for the watcher instead of answering on a deadline."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4 if load else 0)]
     repo = make_sandbox()
     ctl = CleaveController(repo, CleaveRule.parse("first_py_edit"), exempt_patterns(["tests/**"], []))
     ctl.start()
     try:
-        assert ctl.cleaved_now() is False
-        (repo / "tests" / "test_extra.py").write_text("# exempt\n")
-        assert ctl.cleaved_now() is False  # an exempt write does not cleave
+        for _ in range(5):
+            assert ctl.refusal() is None
+            (repo / "tests" / "test_extra.py").write_text("# exempt\n")
+            assert ctl.refusal() is None  # an exempt write does not cleave
         (repo / "billing" / "fees.py").write_text("# edit\n")
-        assert ctl.cleaved_now() is True  # no sleep in between
+        assert ctl.refusal() == "cleaved"  # no sleep in between
         assert ctl.record["path"] == "billing/fees.py"
+        assert ctl.unjudged == []
+    finally:
+        ctl.stop()
+        for proc in burners:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_question_the_watcher_cannot_judge_is_refused_with_its_reason(make_sandbox, monkeypatch):
+    """Fail closed: a watcher that never passes the barrier (stalled, lost events) or is not
+    running turns every model call into a refusal with the reason, never an answer."""
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule.parse("first_py_edit"), exempt_patterns(["tests/**"], []),
+                           judge_timeout_s=0.5)
+    monkeypatch.setattr(ctl, "control_event", lambda name: None)  # the watcher never sees its barrier
+    ctl.start()
+    try:
+        reason = ctl.refusal()
+        assert reason is not None and reason.startswith("unjudged:") and "within 0.5 s" in reason
+        assert ctl.cleaved_now() is True
+    finally:
+        ctl.stop()
+    assert ctl.refusal().startswith("unjudged: the cleave watcher is not running")
+    assert len(ctl.unjudged) == 3 and not ctl.fired.is_set()
+    assert not list((repo / ".git" / "specsnap").glob("barrier.*"))
+
+
+def test_the_proxy_refuses_and_records_an_unjudged_call(make_sandbox, tmp_path):
+    import httpx
+
+    from sdcs_bench.proxy import ModelProxy, ReplayScript, read_ledger
+
+    script_path = tmp_path / "s.yaml"
+    script_path.write_text('{"responses": [{"text": "never served"}]}')
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule.parse("first_py_edit"), exempt_patterns(["tests/**"], []),
+                           judge_timeout_s=0.3)
+    ctl.control_event = lambda name: None
+    ctl.start()
+    ledger = tmp_path / "ledger.jsonl"
+    try:
+        with ModelProxy(ledger=ledger, script=ReplayScript.load(script_path).for_session(1, {}),
+                        refusal=ctl.refusal) as proxy:
+            resp = httpx.post(proxy.url + "/v1/chat/completions", json={"model": "m", "messages": []})
+    finally:
+        ctl.stop()
+    assert resp.status_code == 403 and "cannot be answered" in resp.text
+    (row,) = read_ledger(ledger)
+    assert row["refused"] and row["refused_reason"].startswith("unjudged:") and row["usage"] is None
+
+
+@pytest.mark.parametrize("state", ["", "arme", "armed\ncleaved", "garbage"])
+def test_the_hook_refuses_on_a_state_it_does_not_recognise(make_sandbox, state):
+    repo = make_sandbox()
+    (repo / ".git" / "specsnap" / "guard").write_text(state)
+    (repo / "README.md").write_text("changed\n")
+    result = _commit(repo)
+    assert result.returncode != 0 and "unrecognised cleave guard state" in result.stderr
+
+
+def test_the_hook_refuses_when_the_guard_file_is_missing(make_sandbox):
+    repo = make_sandbox()
+    (repo / ".git" / "specsnap" / "guard").unlink()
+    (repo / "README.md").write_text("changed\n")
+    assert _commit(repo).returncode != 0
+
+
+def test_guard_state_changes_are_atomic_renames(make_sandbox):
+    """The state file is never truncated in place: every change is a new file renamed over the old
+    one, so a hook reading it concurrently sees the old state or the new one."""
+    repo = make_sandbox()
+    path = repo / ".git" / "specsnap" / "guard"
+    inode = path.stat().st_ino
+    set_guard(repo, "armed")
+    assert path.read_text() == "armed\n" and path.stat().st_ino != inode
+    with pytest.raises(ValueError):
+        set_guard(repo, "armd")
+    assert [p.name for p in path.parent.iterdir() if p.name.startswith("guard")] == ["guard"]
+
+
+def test_under_an_nth_rule_the_hook_asks_the_watcher_and_fails_closed_without_one(make_sandbox):
+    from sdcs_bench.cleave import install_guard
+
+    repo = make_sandbox()
+    install_guard(repo, exempt_patterns(["tests/**"], []), ask_polls=30)
+    set_guard(repo, "watch")  # an nth_py_edit rule whose watcher is gone
+    (repo / "README.md").write_text("changed\n")
+    result = _commit(repo)
+    assert result.returncode != 0 and "did not answer" in result.stderr
+    assert not list((repo / ".git" / "specsnap").glob("ask.*"))
+    ctl = CleaveController(repo, CleaveRule.parse("nth_py_edit:3"), exempt_patterns(["tests/**"], []))
+    ctl.start()
+    try:
+        assert guard_state(repo) == "watch"
+        assert _commit(repo).returncode == 0  # the watcher answers: nothing has cleaved yet
     finally:
         ctl.stop()
 

@@ -78,13 +78,15 @@ def test_cleave_refuses_further_calls(tmp_path):
     fired = threading.Event()
     script = _script(tmp_path, [{"text": "one", "usage": {"uncached_input": 1}}, {"text": "two"}])
     ledger = tmp_path / "l.jsonl"
-    with ModelProxy(ledger=ledger, script=script.for_session(1, {}), is_cleaved=fired.is_set) as proxy:
+    refusal = lambda: "cleaved" if fired.is_set() else None  # noqa: E731
+    with ModelProxy(ledger=ledger, script=script.for_session(1, {}), refusal=refusal) as proxy:
         assert httpx.post(proxy.url + "/v1/messages", json={"model": "m"}).status_code == 200
         fired.set()
         refused = httpx.post(proxy.url + "/v1/messages", json={"model": "m"})
     assert refused.status_code == 403 and refused.json()["error"]["type"] == "permission_error"
     rows = read_ledger(ledger)
     assert [r["refused"] for r in rows] == [False, True] and rows[1]["usage"] is None
+    assert rows[1]["refused_reason"] == "cleaved"
 
 
 @pytest.mark.parametrize("path,body", [("/v1/messages", {"model": "m", "stream": True}),

@@ -45,6 +45,8 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "violations": card["violations"],
         "net": card["net"],
         "tes": card["tes"],
+        "valid": card.get("valid", True),
+        "invalid_reasons": " | ".join((card.get("integrity") or {}).get("problems") or []),
         "tokens": card["tokens"]["total"],
         "tokens_source": card["tokens"]["source"],
         "s1_edit_survived": diag["s1_edit_survived"],
@@ -146,23 +148,25 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
 
 
 def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
-    board = (
-        scorecards.groupby(GROUP, sort=True)
-        .agg(
-            trials=("trial", "count"),
-            n_requirements=("n_requirements", "first"),
-            raw=("raw", "mean"),
-            net=("net", "mean"),
-            tes=("tes", "mean"),
-            tokens=("tokens", "mean"),
-            s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
-            expected_net=("expected_net", "first"),
-            matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
-            defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
-        )
-        .reset_index()
+    """One row per (workload, arm, agent, variant). Scores are means over the group's *valid*
+    trials: a trial whose integrity check failed (a cleaved edit committed, an edit the watcher
+    never saw) measured something other than the protocol, so it is counted in ``invalid`` and
+    kept out of every mean."""
+    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool))
+    counts = scorecards.groupby(GROUP, sort=True).agg(
+        trials=("trial", "count"), invalid=("valid", lambda v: int((~v).sum())),
+        n_requirements=("n_requirements", "first"), expected_net=("expected_net", "first"),
+        matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
+        defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
     )
-    return board.round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "s1_edit_survived": 2})
+    scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
+        raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
+        s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
+    )
+    board = counts.join(scores, how="left").reset_index()
+    cols = [*GROUP, "trials", "invalid", "n_requirements", "raw", "net", "tes", "tokens", "s1_edit_survived",
+            "expected_net", "matches_expected", "defects_survived"]
+    return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "s1_edit_survived": 2})
 
 
 def to_markdown(board: pd.DataFrame, study: str) -> str:
@@ -171,8 +175,13 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
         lines += [f"> {REFERENCE_NOTICE}", ""]
     if (board["agent_kind"] == REPLAY_KIND).any():
         lines += [f"> {REPLAY_NOTICE}", ""]
-    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "raw", "net", "n_requirements", "tes",
-            "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
+    invalid = int(board["invalid"].sum())
+    if invalid:
+        lines += [f"> **INVALID: {invalid} trial{'s' if invalid != 1 else ''} failed the integrity check** (a cleaved "
+                  "edit was committed, or an edit went unseen by the watcher). They are counted in `invalid` and "
+                  "left out of every score; `scorecards.csv` gives the reasons.", ""]
+    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "raw", "net", "n_requirements",
+            "tes", "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
     if board["variant"].str.startswith("poison").any():
         cols.insert(cols.index("s1_edit_survived"), "defects_survived")
     lines.append("| " + " | ".join(cols) + " |")

@@ -30,6 +30,8 @@ from .workload import CleaveRule
 GUARD_STATES = ("off", "await_commit", "armed", "watch", "cleaved")
 OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write counts as edited
 ZERO = "0" * 40
+JUDGE_TIMEOUT_S = 30.0  # how long a model call may wait for the watcher before it is refused
+ASK_POLLS = 2000  # the hook waits up to ~20 s (2000 x 10 ms) for the watcher, then refuses
 
 
 def exempt_patterns(protected: Iterable[str], memory_files: Iterable[str]) -> list[str]:
@@ -52,19 +54,30 @@ def _sh_quote_pattern(pattern: str) -> str:
     return "".join(out)
 
 
-def guard_hook(exempt: Iterable[str]) -> str:
+def guard_hook(exempt: Iterable[str], ask_polls: int = ASK_POLLS) -> str:
+    """The git guard. It fails closed: a state it does not recognise (a missing, empty or foreign
+    state file), a commit it cannot read, or a watcher that does not answer all refuse the commit."""
     patterns = "|".join(_sh_quote_pattern(p) for p in exempt) or "''"
+    known = "|".join(GUARD_STATES)
     return f"""#!/bin/sh
 # SpecSnap git guard (reference-transaction hook; --no-verify does not skip it).
-state_file="$(git rev-parse --git-dir)/specsnap/guard"
-state="$(cat "$state_file" 2>/dev/null)"
+dir="$(git rev-parse --git-dir)/specsnap"
+state_file="$dir/guard"
+state="$(cat "$state_file" 2>/dev/null)" || state=""
+refuse() {{ echo "specsnap: $1; this commit is refused" >&2; exit 1; }}
+set_state() {{  # atomic: a reader sees the old state or the new one, never an empty file
+  printf '%s\n' "$1" > "$state_file.$$.tmp" && mv -f "$state_file.$$.tmp" "$state_file"
+}}
+case "$state" in
+  {known}) ;;
+  *) [ "$1" = prepared ] && refuse "unrecognised cleave guard state '$state' (fail closed)"; exit 0 ;;
+esac
 if [ "$1" = committed ] && [ "$state" = await_commit ]; then
   # The agent's first commit of the session (tier 1: the baseline) arms the first-edit rule.
-  if grep -q " refs/heads/"; then echo armed > "$state_file"; fi
+  if grep -q " refs/heads/"; then set_state armed; fi
   exit 0
 fi
 [ "$1" = prepared ] || exit 0
-refuse() {{ echo "specsnap: $1; this commit is refused" >&2; exit 1; }}
 qualifies() {{
   case "$1" in
     .git/*|{patterns}) return 1 ;;
@@ -72,6 +85,26 @@ qualifies() {{
   esac
   return 1
 }}
+ask_watcher() {{
+  # The watcher judges every write completed before this file appeared, then answers.
+  token="$$.$(date +%s%N)"
+  : > "$dir/ask.$token"
+  i=0
+  while [ ! -e "$dir/ack.$token" ]; do
+    i=$((i + 1))
+    if [ "$i" -gt {ask_polls} ]; then
+      rm -f "$dir/ask.$token"
+      refuse "the cleave watcher did not answer (fail closed)"
+    fi
+    sleep 0.01
+  done
+  rm -f "$dir/ask.$token" "$dir/ack.$token"
+  state="$(cat "$state_file" 2>/dev/null)" || state=""
+}}
+if [ "$state" = watch ]; then
+  ask_watcher
+  [ "$state" = watch ] || [ "$state" = cleaved ] || refuse "unrecognised cleave guard state '$state' (fail closed)"
+fi
 case "$state" in
   cleaved) refuse "this session was cleaved" ;;
   armed)
@@ -79,15 +112,15 @@ case "$state" in
       case "$ref" in refs/heads/*) ;; *) continue ;; esac
       [ "$new" = {ZERO} ] && continue
       if [ "$old" = {ZERO} ]; then
-        files="$(git diff-tree --no-commit-id --name-only -r --root "$new")"
+        files="$(git diff-tree --no-commit-id --name-only -r --root "$new")" || refuse "cannot read the commit"
       else
-        files="$(git diff --name-only "$old" "$new")"
+        files="$(git diff --name-only "$old" "$new")" || refuse "cannot read the commit"
       fi
       echo "$files" | while IFS= read -r f; do
         if qualifies "$f"; then exit 3; fi
       done
       if [ $? -eq 3 ]; then
-        echo cleaved > "$state_file"
+        set_state cleaved
         refuse "the session's first .py edit may not be committed (cleave)"
       fi
     done
@@ -97,27 +130,34 @@ exit 0
 """
 
 
-def install_guard(repo: Path, exempt: Iterable[str]) -> None:
+def install_guard(repo: Path, exempt: Iterable[str], ask_polls: int = ASK_POLLS) -> None:
     hooks = repo / ".git" / "hooks"
     hooks.mkdir(parents=True, exist_ok=True)
     hook = hooks / "reference-transaction"
-    hook.write_text(guard_hook(exempt))
+    hook.write_text(guard_hook(exempt, ask_polls))
     hook.chmod(0o755)
     set_guard(repo, "off")
 
 
 def set_guard(repo: Path, state: str) -> None:
-    assert state in GUARD_STATES, state
+    """Change the guard's state atomically (write a temporary file, rename it over the old one):
+    the hook, running concurrently, reads the old state or the new one, never a truncated file."""
+    if state not in GUARD_STATES:
+        raise ValueError(f"unknown guard state {state!r}")
     path = repo / ".git" / "specsnap" / "guard"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(state + "\n")
+    tmp = path.with_name(f"guard.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(state + "\n")
+    os.replace(tmp, path)
 
 
 def guard_state(repo: Path) -> str:
+    """The guard's state as written; ``""`` when the file is missing. The hook refuses every commit
+    on a state it does not know (fail closed)."""
     try:
         return (repo / ".git" / "specsnap" / "guard").read_text().strip()
     except FileNotFoundError:
-        return "off"
+        return ""
 
 
 def _group_alive(pgid: int) -> bool:
@@ -129,7 +169,9 @@ def _group_alive(pgid: int) -> bool:
 
 
 def _uncommitted(repo: Path, rel: str) -> bool:
-    proc = subprocess.run(["git", "status", "--porcelain", "--", rel], cwd=repo, capture_output=True, text=True)
+    # --no-optional-locks: the watcher must never take the index lock an agent's `git add` needs.
+    proc = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain", "--", rel], cwd=repo,
+                          capture_output=True, text=True)
     return bool(proc.stdout.strip())
 
 
@@ -148,27 +190,38 @@ class _Handler(FileSystemEventHandler):
         if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed"):
             return
         path = os.fsdecode(event.dest_path if event.event_type == "moved" else event.src_path)
-        if path == self.controller.barrier_path:
-            self.controller.barrier_seen.set()
+        if path.startswith(self.controller.control_dir):
+            self.controller.control_event(path[len(self.controller.control_dir):])
             return
         self.controller.observe(path, event.event_type)
 
 
 class CleaveController:
-    """Watches one sandbox during one session and enforces its cleave rule."""
+    """Watches one sandbox during one session and enforces its cleave rule.
 
-    def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0) -> None:
+    Two questions are answered through the watcher's own event stream, which delivers events in
+    the order they happened: the model proxy's "may this model call be answered?" (a numbered
+    barrier file the controller writes) and the git hook's "may this commit land?" under an
+    ``nth_py_edit`` rule (an ``ask.*`` file the hook writes). Once the watcher has seen the marker it
+    has judged every write completed before it; a question it cannot answer in time is refused."""
+
+    def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0,
+                 judge_timeout_s: float = JUDGE_TIMEOUT_S) -> None:
         self.workdir = workdir.resolve()
         self.rule = rule
         self.exempt = list(exempt)
         # A harness with an exact stop (post-tool hook) gets this long to end itself cleanly once
         # the cleave fired; commits and model calls are refused from the first instant either way.
         self.kill_grace_s = kill_grace_s
+        self.judge_timeout_s = judge_timeout_s
         self.killed = False
         self._kill_timer: threading.Timer | None = None
-        self.barrier_path = str(self.workdir / ".git" / "specsnap" / "barrier")
-        self.barrier_seen = threading.Event()
-        self._barrier_lock = threading.Lock()
+        self.control_dir = str(self.workdir / ".git" / "specsnap") + os.sep
+        self._barrier = threading.Condition()
+        self._barrier_sent = 0
+        self._barrier_seen = 0
+        self._answered: set[str] = set()
+        self.unjudged: list[dict] = []  # questions refused because the watcher did not answer in time
         self.fired = threading.Event()
         self.record: dict = {"fired": False}
         self._lock = threading.Lock()
@@ -196,24 +249,78 @@ class CleaveController:
             return "await_commit"
         return "armed" if self.rule.kind == "first_py_edit" or (self.rule.kind == "nth_py_edit" and self.rule.n == 1) else "watch"
 
-    def cleaved_now(self, timeout_s: float = 2.0) -> bool:
-        """Has the cleave fired, counting every write completed before this call? The watcher sees
-        events in order, so once it has seen a marker written now, it has also judged every earlier
-        write (the model proxy asks this before each model call: a call sent right after the
-        cleaving write is refused, however fast the agent was)."""
-        if self.fired.is_set() or not self.rule.active or not self._observer.is_alive():
-            return self.fired.is_set()
-        with self._barrier_lock:
-            self.barrier_seen.clear()
-            with open(self.barrier_path, "w") as fh:
-                fh.write(f"{time.monotonic()}\n")
-            self.barrier_seen.wait(timeout_s)
-        if not self.fired.is_set():
-            with self._lock:  # an edit completed just now may be in its grace timer: wait for it
-                pending = bool(self._pending)
-            if pending:
-                self.fired.wait(OPEN_WRITE_GRACE_S + 0.2)
-        return self.fired.is_set()
+    # -- questions answered through the event stream ---------------------------------------------
+    def control_event(self, name: str) -> None:
+        if name.startswith("barrier."):
+            with self._barrier:
+                try:
+                    self._barrier_seen = max(self._barrier_seen, int(name.split(".")[1]))
+                except ValueError:
+                    return
+                self._barrier.notify_all()
+        elif name.startswith("ask.") and not name.endswith(".tmp"):
+            token = name[len("ask."):]
+            with self._lock:
+                if token in self._answered:
+                    return
+                self._answered.add(token)
+            threading.Thread(target=self._answer, args=(token,), daemon=True).start()
+
+    def _settle(self) -> None:
+        """Wait until no completed-but-open write is in its grace timer (or the cleave fired)."""
+        deadline = time.monotonic() + OPEN_WRITE_GRACE_S + 0.5
+        while not self.fired.is_set() and time.monotonic() < deadline:
+            with self._lock:
+                if not self._pending:
+                    return
+            self.fired.wait(0.01)
+
+    def _answer(self, token: str) -> None:
+        # Every write completed before the hook's question has been seen; writes still in their
+        # grace timer are settled first, so the state the hook reads next is the verdict.
+        self._settle()
+        ack = Path(self.control_dir) / f"ack.{token}"
+        try:
+            ack.touch()
+        except OSError:
+            pass  # the hook gives up and refuses: fail closed
+
+    def refusal(self) -> str | None:
+        """Why a model call must not be answered now, or None. The watcher first judges every write
+        completed before this question (so a call sent right after the cleaving write is refused
+        however fast the agent was); a question it cannot judge in time is refused too, with the
+        reason (the proxy records it): an unanswered question never fails open."""
+        if self.fired.is_set():
+            return "cleaved"
+        if not self.rule.active:
+            return None
+        if not self._observer.is_alive():
+            return self._unjudged("the cleave watcher is not running")
+        with self._barrier:
+            self._barrier_sent += 1
+            n = self._barrier_sent
+            marker = Path(self.control_dir) / f"barrier.{n}"
+            try:
+                marker.write_text(f"{time.monotonic()}\n")
+            except OSError as exc:
+                return self._unjudged(f"cannot write the watcher's barrier ({exc.strerror})")
+            seen = self._barrier.wait_for(lambda: self._barrier_seen >= n or self.fired.is_set(),
+                                          timeout=self.judge_timeout_s)
+        marker.unlink(missing_ok=True)
+        if not seen:
+            return self._unjudged(f"the cleave watcher did not judge the writes before this call within "
+                                  f"{self.judge_timeout_s:g} s")
+        self._settle()
+        return "cleaved" if self.fired.is_set() else None
+
+    def _unjudged(self, reason: str) -> str:
+        self.unjudged.append({"at_s": round(time.monotonic() - self._t0, 4), "reason": reason})
+        return f"unjudged: {reason}"
+
+    def cleaved_now(self) -> bool:
+        """Has the cleave fired, counting every write completed before this call? An unanswerable
+        question counts as cleaved (fail closed)."""
+        return self.refusal() is not None
 
     def attach(self, pgid: int) -> None:
         with self._lock:
@@ -259,15 +366,6 @@ class CleaveController:
             if self.rule.kind == "first_py_edit_after_commit" and not _uncommitted(self.workdir, rel):
                 self._edits.pop()  # a late event of a write the arming commit already holds
                 return
-            set_guard(self.workdir, "cleaved")  # commits (and model calls) are refused from here on
-            self.fired.set()
-            if self._pgid is not None:
-                if self.kill_grace_s > 0:
-                    self._kill_timer = threading.Timer(self.kill_grace_s, self._kill)
-                    self._kill_timer.daemon = True
-                    self._kill_timer.start()
-                else:
-                    self._kill()
             self.record = {
                 "fired": True,
                 "by": "watcher",
@@ -277,6 +375,15 @@ class CleaveController:
                 "at_s": round(time.monotonic() - self._t0, 4),
                 "wall_time": time.time(),
             }
+            set_guard(self.workdir, "cleaved")  # commits (and model calls) are refused from here on
+            self.fired.set()
+            if self._pgid is not None:
+                if self.kill_grace_s > 0:
+                    self._kill_timer = threading.Timer(self.kill_grace_s, self._kill)
+                    self._kill_timer.daemon = True
+                    self._kill_timer.start()
+                else:
+                    self._kill()
 
     def _kill(self) -> None:
         if self._pgid is not None and _group_alive(self._pgid):
@@ -289,3 +396,45 @@ class CleaveController:
         if self._observer.is_alive():
             self._observer.stop()
             self._observer.join(timeout=10)
+        for leftover in Path(self.control_dir).glob("*.*"):
+            if leftover.name.startswith(("barrier.", "ask.", "ack.", "guard.")):
+                leftover.unlink(missing_ok=True)
+
+
+def known_commits(repo: Path) -> set[str]:
+    """Every commit reachable from any ref or reflog entry (branches, tags, stash, HEAD's history)."""
+    out = subprocess.run(["git", "--no-optional-locks", "rev-list", "--all", "--reflog"], cwd=repo,
+                         capture_output=True, text=True)
+    return set(out.stdout.split())
+
+
+def _blobs_at(repo: Path, revs: list[str], rel: str) -> dict[str, str | None]:
+    """The blob id of ``rel`` in each of ``revs`` (None where the path is absent), in one git call."""
+    if not revs:
+        return {}
+    query = "".join(f"{rev}:{rel}\n" for rev in revs)
+    out = subprocess.run(["git", "--no-optional-locks", "cat-file", "--batch-check=%(objectname) %(objecttype)"],
+                         cwd=repo, input=query, capture_output=True, text=True, check=True).stdout.splitlines()
+    return {rev: (line.split()[0] if line.endswith(" blob") else None) for rev, line in zip(revs, out)}
+
+
+def cleave_integrity(repo: Path, rel: str, start_head: str, commits_before: set[str]) -> dict:
+    """The integrity check of one cleaved session, made once the agent's processes are gone: the
+    cleaved edit (the content of ``rel`` the session left on disk) must be in no commit the session
+    made, on any branch, tag, stash or reflog entry. Independent of every layer that should have
+    prevented it (watcher, hook, harness hooks), so a bypassed or raced guard is still caught."""
+    path = repo / rel
+    try:
+        edit = subprocess.run(["git", "hash-object", "--", rel], cwd=repo, capture_output=True, text=True,
+                              check=True).stdout.strip() if path.is_file() else None
+        new = sorted(known_commits(repo) - commits_before)
+        blobs = _blobs_at(repo, [start_head, *new], rel)
+    except (subprocess.CalledProcessError, OSError) as exc:
+        return {"ok": False, "edit_committed": None, "commits": [],
+                "problem": f"the repository could not be read after the session: {exc}"}
+    committed = [c for c in new if edit is not None and blobs.get(c) == edit and blobs.get(start_head) != edit]
+    result = {"ok": not committed, "edit_committed": bool(committed), "commits": committed,
+              "new_commits": len(new), "edit_blob": edit}
+    if committed:
+        result["problem"] = f"the cleaved edit of {rel} was committed ({', '.join(c[:12] for c in committed)})"
+    return result

@@ -15,7 +15,7 @@ from typing import Any
 from .agents import SessionContext, make_harness
 from .agents.real import api_key, proxy_mode, secret_values
 from .arms import Arm
-from .cleave import CleaveController, exempt_patterns, qualifies, set_guard
+from .cleave import CleaveController, cleave_integrity, exempt_patterns, known_commits, qualifies, set_guard
 from .gitutil import changed_paths, git, head, working_diff
 from .leakcheck import leak_check
 from .memory_files import repo_memory_changes, repo_state
@@ -76,7 +76,7 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
     cfg = harness.cfg
     # SPECSNAP_PROXY_DUMP=DIR keeps every request body (never headers) for writing a new adapter.
     dump = Path(os.environ["SPECSNAP_PROXY_DUMP"]) / f"session_{ctx.index}" if os.environ.get("SPECSNAP_PROXY_DUMP") else None
-    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "is_cleaved": controller.cleaved_now, "dump_dir": dump}
+    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": controller.refusal, "dump_dir": dump}
     if script is not None:
         return ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
                           script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
@@ -87,6 +87,7 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None) -> dict[str, Any]:
     leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend)
     start_head = head(ctx.workdir)
+    commits_before = known_commits(ctx.workdir)
     before = repo_state(ctx.workdir)
     exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
     controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s)
@@ -94,7 +95,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
     try:
-        record = _spawn_and_wait(ctx, harness, backend, timeout_s, controller, start_head, exempt)
+        record = _spawn_and_wait(ctx, harness, backend, timeout_s, controller, start_head, commits_before, exempt)
     finally:
         if proxy is not None:
             proxy.stop()
@@ -137,7 +138,7 @@ def _infra_failure(record: dict[str, Any], rows: list[dict[str, Any]]) -> str | 
 
 
 def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: float, controller: CleaveController,
-                    start_head: str, exempt) -> dict[str, Any]:
+                    start_head: str, commits_before: set[str], exempt) -> dict[str, Any]:
     invocation = harness.invocation(ctx)
     env = {**base_env(ctx.home), **invocation.env}
     transcript = ctx.stage_dir / "transcript.jsonl"
@@ -175,7 +176,7 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
     # the kill, not of the agent's work, and would otherwise hand the next session a broken repo
     # depending on timing alone. The working tree itself is never touched.
     locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or status == "timeout" else []
-    cleave = _cleave_record(ctx, controller, start_head, exempt)
+    cleave = _cleave_record(ctx, controller, start_head, commits_before, exempt)
     if cleave["fired"] and (ctx.workdir / cleave["path"]).exists():
         # Cleave latency: from the qualifying write (its mtime) to the agent's process being gone.
         cleave["write_to_exit_s"] = round(exited_at - (ctx.workdir / cleave["path"]).stat().st_mtime, 4)
@@ -206,18 +207,31 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
     }
 
 
-def _cleave_record(ctx: SessionContext, controller: CleaveController, start_head: str, exempt) -> dict:
+def _cleave_record(ctx: SessionContext, controller: CleaveController, start_head: str, commits_before: set[str],
+                   exempt) -> dict:
+    """What the cleave did, with the session's integrity check (``integrity.ok`` false marks the
+    trial invalid): a cleaved edit that was committed anyway, or a qualifying edit the watcher
+    never saw."""
     rule = ctx.session.cleave
     record: dict[str, Any] = {"rule": str(rule), "fired": controller.fired.is_set()}
     if record["fired"]:
         record.update(controller.record)
         record["diff"] = working_diff(ctx.workdir)
-        committed = git(ctx.workdir, "diff", "--name-only", start_head, "HEAD").split()
-        record["edit_uncommitted"] = record["path"] not in committed
+        integrity = cleave_integrity(ctx.workdir, record["path"], start_head, commits_before)
+        record["edit_uncommitted"] = integrity["edit_committed"] is False
+        record["integrity"] = integrity
     elif rule.active:
-        changed = [p for p in changed_paths(ctx.workdir, start_head) if qualifies(p, exempt)]
+        since = start_head
+        if rule.kind == "first_py_edit_after_commit":  # edits before the agent's first commit are not counted
+            first = git(ctx.workdir, "rev-list", "--reverse", f"{start_head}..HEAD").split()[:1]
+            since = first[0] if first else None
+        changed = [p for p in changed_paths(ctx.workdir, since) if qualifies(p, exempt)] if since else []
         record["no_cleave"] = not changed
         record["missed"] = bool(changed)  # a qualifying edit the watcher did not see: an integrity error
+        record["integrity"] = {"ok": not changed, **({"problem": f"qualifying edits the watcher never saw: "
+                                                                 f"{', '.join(changed)}"} if changed else {})}
+    if controller.unjudged:
+        record["unjudged_questions"] = controller.unjudged  # refused, never answered: recorded, not a failure
     return record
 
 

@@ -24,7 +24,6 @@ from .sandbox import make_backend
 from .scaffold import scaffold
 from .schedule import effective_schedule
 from .scoring import score_sandbox
-from .records import session_records
 from .session import run_session
 from .tokens import TokenUsage
 from .workload import load_workload
@@ -170,24 +169,33 @@ def injection_of(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any] | Non
     return json.loads((stage_dir.parent / "inject" / STAGE).read_text())["injection"]
 
 
+def session_stage_records(trial: dict[str, Any], trial_dir: Path) -> list[dict[str, Any]]:
+    """The session records of a trial as its session stages wrote them, outside the sandbox (a later
+    session's agent can rewrite anything inside the sandbox, its ``.git`` included)."""
+    sessions = [s for s in trial["stages"] if s.startswith("session_")]
+    return [json.loads((trial_dir / s / STAGE).read_text())["session"] for s in sessions]
+
+
 def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
     started = time.time()
     stage_dir.mkdir(parents=True, exist_ok=True)
     workload = load_workload(trial["workload"]["id"])
+    records = session_stage_records(trial, stage_dir.parent)
+    tokens = TokenUsage(source="none")
+    for rec in records:
+        tokens = tokens + TokenUsage.from_dict(rec["tokens"])
     with tempfile.TemporaryDirectory(prefix="specsnap-final-") as tmp:
         final = Path(tmp) / "sandbox"
         restore_snapshot(prev_stage, final)
-        tokens = TokenUsage(source="none")
-        for rec in session_records(final):
-            tokens = tokens + TokenUsage.from_dict(rec["tokens"])
         card = score_sandbox(
             workload, final, tokens=tokens, backend=make_backend(trial["sandbox"]["backend"]),
             timeout_s=float(trial["scoring"]["timeout_s"]), injection=injection_of(trial, stage_dir),
+            sessions=records,
         )
     expected = expected_reference_score(workload, Arm.from_config(trial["arm"]), trial["agent"], trial["variant"])
     card = {**trial_labels(trial), **card, "expected": expected}
     atomic_write(stage_dir / "scorecard.json", json.dumps(card, indent=2))
-    return _finish(stage_dir, "score", trial, started, net=card["net"], raw=card["raw"])
+    return _finish(stage_dir, "score", trial, started, net=card["net"], raw=card["raw"], valid=card["valid"])
 
 
 def trial_labels(trial: dict[str, Any]) -> dict[str, Any]:

@@ -76,6 +76,12 @@ def injection_record(wildcards):
     return {}
 
 
+def session_records(wildcards):
+    """The score stage reads every session's record from its stage (never from the sandbox)."""
+    order = stages(wildcards.trial)
+    return [f"{STUDY_DIR}/trials/{wildcards.trial}/{s}/stage.json" for s in order if s.startswith("session_")]
+
+
 def last_session_stage(wildcards):
     order = stages(wildcards.trial)
     return stage_outputs(wildcards.trial, order[order.index("score") - 1])

@@ -2,6 +2,7 @@ rule score:
     input:
         unpack(last_session_stage),
         unpack(injection_record),
+        sessions=session_records,
         trial=trial_config,
     output:
         scorecard=f"{TRIAL_DIR}/score/scorecard.json",

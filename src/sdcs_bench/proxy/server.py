@@ -4,8 +4,10 @@
   and appends the call's usage (read from the reply itself) to the session's ledger: the same
   count for every harness, and one that survives a killed harness.
 - **replay** mode serves a script's turns instead (:mod:`.script`): no network, no key.
-- In both, once the session's cleave has fired every further model call is refused (and recorded
-  as refused): a harness cannot think on after its stop.
+- In both, every model call first asks the session's cleave controller (``refusal``). Once the
+  cleave has fired, or when the controller cannot judge in time whether it has, the call is
+  refused (HTTP 403) and recorded as refused with the reason: a harness cannot think on after its
+  stop, and an unanswered question never fails open.
 
 Request headers (where the harness's API key travels) are relayed and never stored.
 """
@@ -92,7 +94,7 @@ class ModelProxy:
         script: SessionScript | None = None,
         model: str = "replay-model",
         upstreams: dict[str, str] | None = None,
-        is_cleaved: Callable[[], bool] = lambda: False,
+        refusal: Callable[[], str | None] = lambda: None,
         dump_dir: Path | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -106,7 +108,7 @@ class ModelProxy:
         self.script = script
         self.model = model
         self.upstreams = {**DEFAULT_UPSTREAMS, **upstream_overrides(), **(upstreams or {})}
-        self.is_cleaved = is_cleaved
+        self.refusal = refusal
         self.ledger = Ledger(ledger)
         self.dump_dir = dump_dir
         self.upstream_timeout_s = upstream_timeout_s
@@ -158,11 +160,13 @@ class ModelProxy:
         if r.protocol is not None:
             row["model"] = wire.request_model(r.protocol, path, payload)
             row["stream"] = wire.wants_stream(r.protocol, path, payload)
-        if r.kind == "generate" and self.is_cleaved():
+        reason = self.refusal() if r.kind == "generate" else None
+        if reason is not None:
             status = 403
-            req.send_json(status, wire.error_body(r.protocol, status, "specsnap: this session was cleaved; "
-                                                  "no further model calls are allowed"))
-            self.ledger.append({**row, "status": status, "refused": True, "usage": None,
+            why = ("this session was cleaved; no further model calls are allowed" if reason == "cleaved"
+                   else f"this call cannot be answered: {reason}")
+            req.send_json(status, wire.error_body(r.protocol, status, f"specsnap: {why}"))
+            self.ledger.append({**row, "status": status, "refused": True, "refused_reason": reason, "usage": None,
                                 "latency_s": round(time.monotonic() - t0, 4)})
             return
         if self.mode == "forward":

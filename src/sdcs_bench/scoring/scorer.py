@@ -104,6 +104,18 @@ def protected_changes(sandbox: Path, workload: Workload) -> list[str]:
     return changed
 
 
+def trial_integrity(records: list[dict]) -> dict[str, Any]:
+    """The protocol's own guarantees, checked per session after the fact: a cleaved edit was never
+    committed, and no qualifying edit went unseen by the watcher. Any problem makes the trial
+    invalid (``valid: false`` on the scorecard, counted apart on the leaderboard)."""
+    problems = []
+    for r in records:
+        check = (r.get("cleave") or {}).get("integrity")
+        if check is not None and not check.get("ok"):
+            problems.append(f"{r['session']}: {check.get('problem', 'integrity check failed')}")
+    return {"ok": not problems, "problems": problems, "sessions_checked": len(records)}
+
+
 def s1_edit_survived(sandbox: Path, records: list[dict]) -> bool | None:
     """Did the hunk left uncommitted at the first cleave survive to the end? Every line it added
     must still be in its file. ``None`` when no session was cleaved."""
@@ -168,10 +180,14 @@ def score_sandbox(
     timeout_s: float = 600,
     arm: Arm | None = None,
     injection: dict[str, Any] | None = None,
+    sessions: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
+    """Score ``sandbox``. ``sessions`` are the session records kept outside the sandbox (the
+    pipeline's stage records); without them (a sandbox scored by hand) the copies the session
+    runner left in the sandbox's ``.git`` are read."""
     sandbox = sandbox.resolve()
     meta = sandbox_meta(sandbox)
-    records = session_records(sandbox)
+    records = session_records(sandbox) if sessions is None else sessions
     result = evaluate_tree(workload, sandbox, backend, timeout_s)
     passed, boundary, run, excluded = result["passed"], result["boundaries"], result["run"], result["excluded"]
     trusted = run["report_trusted"]
@@ -184,6 +200,7 @@ def score_sandbox(
     tes = net * min(1.0, budget / tokens.total) if tokens.total else float(net)
     notes_file = meta.get("notes_file") or (arm.notes_file if arm else None)
     cleaves = [r["cleave"] for r in records if r.get("cleave", {}).get("rule", "none") != "none"]
+    integrity = trial_integrity(records)
     return {
         "workload": workload.id,
         "arm": meta.get("arm"),
@@ -194,6 +211,8 @@ def score_sandbox(
         "violations": boundary["violations"],
         "net": net,
         "tes": round(tes, 4),
+        "valid": integrity["ok"],
+        "integrity": integrity,
         "budget_tokens": budget,
         "tokens": tokens.to_dict(),
         "requirements": per_req,

@@ -1,0 +1,111 @@
+"""The cleave guarantee under stress: hundreds of sessions whose agent edits a ``.py`` file and
+commits in the same action, on a deliberately loaded machine. Not one cleaved edit may be
+committed, and the integrity check of every session must agree (it is computed from the
+repository alone, independently of the watcher, the hook and the harness hooks).
+
+``SPECSNAP_STRESS_SESSIONS`` scales the run (default: 240 sessions in all).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from harness_support import agent_cfg
+
+from sdcs_bench import config
+from sdcs_bench.arms import Arm
+from sdcs_bench.sandbox import make_backend
+from sdcs_bench.scaffold import scaffold
+from sdcs_bench.session import run_session
+from sdcs_bench.workload import CleaveRule, load_workload
+
+TOTAL = int(os.environ.get("SPECSNAP_STRESS_SESSIONS", "240"))
+
+
+@pytest.fixture(scope="module")
+def loaded_machine():
+    """Keep every core busy for the whole module: no timing margin may depend on an idle machine."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+    yield len(burners)
+    for proc in burners:
+        proc.kill()
+        proc.wait()
+
+
+def _pristine(tmp_path: Path, workload_id: str, arm_name: str) -> Path:
+    dest = tmp_path / f"pristine-{workload_id}"
+    scaffold(load_workload(workload_id), Arm.from_config(config.entity("arm", arm_name)), dest)
+    return dest
+
+
+def _session(workload_id: str, rule: str | None):
+    spec = load_workload(workload_id).schedule[0]
+    return replace(spec, cleave=CleaveRule.parse(rule)) if rule else spec
+
+
+def _run_many(tmp_path: Path, cases: list[tuple[str, str, str | None]], n: int, backend_name: str = "bwrap") -> list:
+    """Run ``n`` first sessions, cycling through (agent, workload, cleave rule) cases, each in a fresh
+    copy of a scaffolded sandbox; return one line per session whose guarantee did not hold."""
+    backend = make_backend(backend_name)
+    arm = Arm.from_config(config.entity("arm", "AGENTS_MD_Only"))
+    pristine = {wid: _pristine(tmp_path, wid, "AGENTS_MD_Only") for wid in {c[1] for c in cases}}
+    failures, outcomes = [], Counter()
+    for i in range(n):
+        agent, wid, rule = cases[i % len(cases)]
+        work = tmp_path / "work" / f"{i:04d}" / "sandbox"
+        shutil.copytree(pristine[wid], work, symlinks=True)
+        start = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
+        record = run_session(
+            trial_id=f"stress-{i}", index=1, session=_session(wid, rule), workload=load_workload(wid), arm=arm,
+            agent_cfg=agent_cfg(agent), workdir=work, stage_dir=work.parent / "stage", backend=backend,
+            timeout_s=120,
+        )
+        cleave = record["cleave"]
+        outcomes[(agent, wid, rule, record["status"])] += 1
+        landed = subprocess.run(["git", "rev-list", f"{start}..HEAD"], cwd=work, capture_output=True,
+                                text=True).stdout.split()
+        problems = []
+        if not cleave["fired"]:
+            problems.append("the cleave never fired")
+        elif not cleave["integrity"]["ok"] or not cleave["edit_uncommitted"]:
+            problems.append(f"integrity: {cleave['integrity']}")
+        elif not subprocess.run(["git", "status", "--porcelain", "--", cleave["path"]], cwd=work,
+                                capture_output=True, text=True).stdout.strip():
+            problems.append(f"the cleaved edit of {cleave['path']} is not in the working tree")
+        # first_py_edit on tier_2: nothing may land; tier 1's baseline commit and the first commit
+        # under nth_py_edit:2 may (each carries only writes made before the cleaving one).
+        allowed = 0 if (wid, rule) == ("tier_2", None) else 1
+        if len(landed) > allowed:
+            problems.append(f"{len(landed)} commit(s) landed, at most {allowed} may")
+        if problems:
+            failures.append(f"session {i} ({agent}, {wid}, {rule}): {'; '.join(problems)}")
+        shutil.rmtree(work.parent)
+    print(dict(outcomes))
+    return failures
+
+
+@pytest.mark.stress
+def test_reference_policies_never_commit_a_cleaved_edit_under_load(tmp_path, loaded_machine):
+    # ref_oracle edits a requirement and commits it in one action, with no pause in between.
+    cases = [
+        ("ref_oracle", "tier_2", None),  # first_py_edit: the hook refuses by content
+        ("ref_verbatim_notes", "tier_2", None),
+        ("ref_oracle", "tier_2", "nth_py_edit:2"),  # the first commit lands; the hook asks the watcher
+        ("ref_oracle", "tier_1", None),  # first_py_edit_after_commit: the baseline commit arms it
+    ]
+    failures = _run_many(tmp_path, cases, TOTAL * 3 // 4)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.stress
+def test_the_command_adapter_never_commits_a_cleaved_edit_under_load(tmp_path, loaded_machine):
+    # The tiny agent writes a module and runs `git add -A && git commit` in the same model reply.
+    failures = _run_many(tmp_path, [("replay_command", "tier_2", None)], TOTAL // 4)
+    assert not failures, "\n".join(failures)
