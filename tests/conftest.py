@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import shutil
+
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,3 +71,18 @@ def specsnap(*args: str, cwd: Path | None = None, env: dict | None = None) -> su
         [sys.executable, "-m", "sdcs_bench.cli", *args], cwd=cwd or ROOT, capture_output=True, text=True,
         env={**os.environ, **(env or {})},
     )
+
+
+@pytest.fixture
+def clone(tmp_path) -> Path:
+    """A second checkout of the project (its files, not the installed package's), with a study of
+    its own (`mine`)."""
+    dest = tmp_path / "clone"
+    dest.mkdir()
+    for part in ("Snakefile", "conf", "tiers", "workflow", "harnesses"):
+        src = ROOT / part
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / part)
+    (dest / "conf" / "study" / "mine.yaml").write_text(
+        "name: mine\ndescription: only in the clone\ngrid:\n  workload: [tier_2]\n  arm: [Vanilla]\n"
+        "  agent: [ref_null]\n  variant: [none]\n  seed: [0]\n")
+    return dest

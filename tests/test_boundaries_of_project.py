@@ -11,7 +11,7 @@ import grimp
 import pytest
 from conftest import ROOT
 
-STANDALONE = ["sdcs_bench.agents.reference_policy", "sdcs_bench.scoring.probe_conftest"]
+STANDALONE = ["sdcs_bench.agents.reference_policy", "sdcs_bench.scoring.probe_conftest", "sdcs_bench.sandbox.reaper"]
 
 
 def test_import_linter_contracts_are_kept():

@@ -25,11 +25,11 @@ def test_every_real_harness_has_a_replay_agent():
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("replay-run")
-    result = snakemake(workdir, "--cores", "2", "--config", "study=smoke",
+    result = snakemake(workdir, "--cores", "2", "--config", "study=smoke", "name=replay",
                        f"overrides=[\"agent=[{','.join(REPLAY_AGENTS)}]\",\"workload=[tier_2]\","
                        "\"arm=[AGENTS_MD_Only]\",\"variant=[none]\"]")
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
-    return workdir / "results" / "smoke"
+    return workdir / "results" / "replay"
 
 
 @pytest.mark.parametrize("agent", REPLAY_AGENTS)

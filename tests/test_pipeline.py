@@ -87,14 +87,16 @@ def test_a_second_run_does_nothing(smoke):
     assert "Nothing to be done" in result.stdout + result.stderr
 
 
-def test_narrowing_the_grid_reruns_no_trial(smoke):
-    result = snakemake(smoke.parent.parent, "-n", "--config", 'overrides=["agent=[ref_oracle]"]')
-    assert result.returncode == 0, result.stderr
-    out = result.stdout + result.stderr
-    assert "rule aggregate" in out and "rule session" not in out and "rule score" not in out
-    # and back to the full study: still nothing to rerun but the aggregate
-    result = snakemake(smoke.parent.parent, "--cores", "2")
-    assert "rule session" not in result.stdout + result.stderr
+def test_an_overrides_run_writes_its_own_directory_and_leaves_the_study_alone(smoke):
+    from test_runs import tree_hashes
+
+    before = tree_hashes(smoke)
+    result = snakemake(smoke.parent.parent, "--cores", "2", "--config", 'overrides=["agent=[ref_oracle]","arm=Vanilla"]')
+    assert result.returncode == 0, result.stderr[-3000:]
+    (own,) = [p for p in smoke.parent.iterdir() if p.name.startswith("smoke+")]
+    assert len(pd.read_csv(own / "leaderboard.csv")) == 2
+    assert tree_hashes(smoke) == before  # the study's 36 rows, plan and trials untouched
+    assert len(pd.read_csv(smoke / "leaderboard.csv")) == 36
 
 
 def test_bad_study_or_override_fails_before_any_job(tmp_path):
@@ -103,7 +105,7 @@ def test_bad_study_or_override_fails_before_any_job(tmp_path):
     assert "unknown study 'nope'; valid choices: poison, smoke, specsnap_t1_t4" in result.stdout + result.stderr
     result = snakemake(tmp_path, "-n", "--config", 'overrides=["arm=[Vanila]"]')
     assert "unknown arm 'Vanila'; valid choices: AGENTS_MD_Only, Gate_I, " in result.stdout + result.stderr
-    assert not (tmp_path / "results" / "smoke" / "trials").exists()
+    assert not (tmp_path / "results").exists()
 
 
 def test_snakemake_lint_is_clean():

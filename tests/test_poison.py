@@ -197,7 +197,7 @@ def test_poison_study_through_the_pipeline_lands_on_its_closed_forms(tmp_path):
     import pandas as pd
     from test_pipeline import snakemake
 
-    result = snakemake(tmp_path, "--cores", "2", "--config", "study=poison",
+    result = snakemake(tmp_path, "--cores", "2", "--config", "study=poison", "name=poison",
                        'overrides=["arm=[State_MD_Only,Gate_I]",'
                        '"agent=[ref_verbatim_notes,ref_diff_check,ref_hash_check]"]')
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]

@@ -26,14 +26,14 @@ def board(tmp_path_factory):
     if not TIERS:
         pytest.skip("no tier besides tier_2 is registered")
     workdir = tmp_path_factory.mktemp("tiers-run")
-    cut = snakemake(workdir, "--cores", "2", "--config", "study=smoke",
+    cut = snakemake(workdir, "--cores", "2", "--config", "study=smoke", "name=tiers",
                     *_grid(workload=TIERS, arm=ARMS, agent=AGENTS, variant=["none"]))
     assert cut.returncode == 0, cut.stdout[-3000:] + cut.stderr[-3000:]
-    cut_board = pd.read_csv(workdir / "results" / "smoke" / "leaderboard.csv")
-    control = snakemake(workdir, "--cores", "2", "--config", "study=smoke", "results=control",
+    cut_board = pd.read_csv(workdir / "results" / "tiers" / "leaderboard.csv")
+    control = snakemake(workdir, "--cores", "2", "--config", "study=smoke", "name=control",
                         *_grid(workload=TIERS, arm=["Vanilla"], agent=["ref_amnesiac", "ref_null"], variant=["uninterrupted"]))
     assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]
-    control_board = pd.read_csv(workdir / "control" / "smoke" / "leaderboard.csv")
+    control_board = pd.read_csv(workdir / "results" / "control" / "leaderboard.csv")
     return pd.concat([cut_board, control_board]), workdir
 
 
@@ -67,7 +67,7 @@ def test_tier4_wave_overwrite_loses_the_overwritten_waves_and_amending_keeps_all
     pick = lambda agent, arm: rows[(rows.workload == "tier_4") & (rows.agent == agent) & (rows.arm == arm)].iloc[0]
     assert pick("ref_wave_amend", "State_MD_Original_Rule").net == 36
     assert pick("ref_hash_check", "Gate_I").net == 36
-    card = json.loads((workdir / "results" / "smoke" / "trials" /
+    card = json.loads((workdir / "results" / "tiers" / "trials" /
                        "tier_4__State_MD_Original_Rule__ref_wave_overwrite__none__s0" / "score" / "scorecard.json").read_text())
     tier4 = load_workload("tier_4")
     wave = {w: [r.id for r in tier4.requirements if r.wave == w] for w in (1, 2, 3)}

@@ -13,11 +13,50 @@ import typer
 from .errors import SpecSnapError
 
 app = typer.Typer(
-    help="SpecSnap: what survives when a coding agent's session is cut off mid-task.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
 )
+
+# The terminal, when --log sends this process's output (its own and its children's) to a file: an
+# error is always said here too, in one line, so a full disk cannot swallow it.
+_TERMINAL = None
+
+
+@app.callback()
+def _options(
+    root: Annotated[Optional[Path], typer.Option("--root", help="the SpecSnap project to use (default: the "
+                                                 "working directory or its nearest parent holding conf/ and tiers/)")] = None,
+    log: Annotated[Optional[Path], typer.Option("--log", help="write all output to this file; errors are "
+                                                "also said on the terminal")] = None,
+) -> None:
+    """SpecSnap: what survives when a coding agent's session is cut off mid-task."""
+    import os
+
+    from .paths import is_project, project_root
+
+    if root is not None:
+        if not is_project(root):
+            raise SpecSnapError(f"--root {root} is not a SpecSnap project (no conf/config.yaml and tiers/ there)")
+        os.environ["SPECSNAP_ROOT"] = str(root.resolve())
+        project_root.cache_clear()
+    if log is not None:
+        _redirect_to(log)
+
+
+def _redirect_to(log: Path) -> None:
+    import os
+
+    global _TERMINAL
+    log.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    _TERMINAL = os.fdopen(os.dup(2), "w", buffering=1)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+
 
 TierOpt = Annotated[Optional[int], typer.Option("--tier", help="shorthand for --workload tier_N")]
 WorkloadOpt = Annotated[Optional[str], typer.Option("--workload", help="workload id (see `specsnap list workloads`)")]
@@ -65,7 +104,11 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
     table.add_column("kind" if group == "agent" else "")
     table.add_column("description")
     for name in config.options(group):
-        cfg = config.entity(group, name)
+        try:
+            cfg = config.entity(group, name)
+        except SpecSnapError as exc:  # one broken file is shown as such; the others are still listed
+            table.add_row(name, "", f"[red]unreadable: {exc}[/]")
+            continue
         kind = agent_kind(cfg) if group == "agent" else ""
         table.add_row(name, kind, " ".join(str(cfg.get("description", "")).split()))
     _console().print(table)
@@ -233,19 +276,22 @@ def evaluate_sandbox(
 def plan(
     study: Annotated[str, typer.Option("--study", help="a study in conf/study/")] = "smoke",
     override: Annotated[Optional[list[str]], typer.Option("--override", help="Hydra override (repeatable)")] = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="the run's directory under --results (default: the "
+                                                "study, or <study>+<digest> with overrides)")] = None,
     results: ResultsOpt = Path("results"),
 ) -> None:
-    """Compose conf/ once into results/<study>/plan/ (cells.tsv + one config per trial)."""
+    """Compose conf/ once into results/<run>/plan/ (cells.tsv + one config per trial)."""
     from .plan import make_plan, write_plan
 
-    p = make_plan(study, override or [], results)
+    p = make_plan(study, override or [], results, name)
     changed = write_plan(p)
     print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed", file=sys.stderr)
 
 
 @app.command("aggregate")
 def aggregate(
-    study: Annotated[str, typer.Option("--study", help="the study to aggregate")] = "smoke",
+    study: Annotated[str, typer.Option("--study", help="the run to aggregate: a directory under --results "
+                                       "(a study's name, <study>+<digest>, or a --name)")] = "smoke",
     results: ResultsOpt = Path("results"),
     study_dir: Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of --results/--study)")] = None,
 ) -> None:
@@ -260,7 +306,8 @@ def aggregate(
 @app.command("leaderboard")
 def leaderboard(
     format: Annotated[Format, typer.Option("--format", help="table, markdown or json")] = Format.table,
-    study: Annotated[str, typer.Option("--study", help="the local study to show")] = "smoke",
+    study: Annotated[str, typer.Option("--study", help="the local run to show: a directory under --results "
+                                       "(a study's name, <study>+<digest>, or a --name)")] = "smoke",
     results: ResultsOpt = Path("results"),
 ) -> None:
     """Print the study's published tables (labelled as such) beside local results."""
@@ -323,12 +370,36 @@ def install_harnesses(
     print(f"installed: {', '.join(done) or '(all already in place)'} under {harness_home()}")
 
 
+def _say(line: str) -> None:
+    """One line on stderr (the log, under --log) and on the terminal; a full disk loses neither."""
+    for stream in (sys.stderr, _TERMINAL):
+        if stream is None:
+            continue
+        try:
+            print(line, file=stream, flush=True)
+        except OSError:
+            pass
+
+
 def main() -> None:
+    from .fsutil import disk_error_message
+
     try:
         app()
     except SpecSnapError as exc:
-        print(f"specsnap: error: {exc}", file=sys.stderr)
+        _say(f"specsnap: error: {exc}")
         sys.exit(2)
+    except OSError as exc:
+        message = disk_error_message(exc)
+        if message is None:
+            _say(f"specsnap: error: {exc}")
+            raise
+        _say(f"specsnap: error: {message}")
+        sys.exit(1)
+    except Exception as exc:
+        if _TERMINAL is not None:  # the traceback goes to the log; the terminal gets one line
+            _TERMINAL.write(f"specsnap: internal error: {type(exc).__name__}: {exc} (traceback in the log)\n")
+        raise
 
 
 if __name__ == "__main__":

@@ -12,10 +12,43 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from .errors import unknown
-from .paths import conf_dir
+from pathlib import Path
+
+from .errors import SpecSnapError, unknown
+from .paths import conf_dir, project_root
 
 GROUPS = ("study", "agent", "arm", "workload", "variant")
+
+
+def read_yaml(path: Path, what: str = "mapping") -> Any:
+    """Parse one YAML file of the project; a missing file or a syntax error is one SpecSnapError
+    naming the file (relative to the project) and the line, never a parser traceback."""
+    import yaml
+
+    shown = _shown(path)
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise SpecSnapError(f"{shown} does not exist") from None
+    except OSError as exc:
+        raise SpecSnapError(f"{shown}: cannot be read ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecSnapError(f"{shown}: invalid YAML{where}: {problem}") from None
+    if what == "mapping" and not isinstance(data, dict):
+        raise SpecSnapError(f"{shown}: expected a mapping of keys to values, found {type(data).__name__}")
+    return data
+
+
+def _shown(path: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(project_root()).as_posix()
+    except (ValueError, SpecSnapError):
+        return str(path)
 
 
 def options(group: str) -> list[str]:
@@ -49,6 +82,11 @@ def compose(overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
     from hydra import compose as hydra_compose
     from omegaconf import OmegaConf
 
+    read_yaml(conf_dir() / "config.yaml")  # a broken file is named, not left to Hydra's traceback
+    for item in overrides:
+        group, _, name = str(item).lstrip("+").partition("=")
+        if group in GROUPS and name and (conf_dir() / group / f"{name}.yaml").is_file():
+            read_yaml(conf_dir() / group / f"{name}.yaml")
     with hydra_context():
         cfg = hydra_compose(config_name="config", overrides=list(overrides))
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
@@ -62,4 +100,12 @@ def entity(group: str, name: str) -> dict[str, Any]:
 
 @cache
 def _entity(group: str, name: str) -> dict[str, Any]:
-    return compose([f"+{group}={name}"] if group != "study" else [f"study={name}"])[group]
+    path = conf_dir() / group / f"{name}.yaml"
+    read_yaml(path)
+    try:
+        return compose([f"+{group}={name}"] if group != "study" else [f"study={name}"])[group]
+    except SpecSnapError:
+        raise
+    except Exception as exc:  # Hydra / OmegaConf: interpolation, type or key errors inside the file
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SpecSnapError(f"{_shown(path)}: {first}") from None

@@ -1,7 +1,14 @@
-"""Where the project tree (conf/, tiers/) and a study's results live."""
+"""Where the project tree (conf/, tiers/) and a study's results live.
+
+The project root is the checkout the user runs in, never the one the package happens to be
+installed from: ``--root`` (the CLI) or ``SPECSNAP_ROOT`` (which the Snakefile sets to its own
+directory for every job), else the working directory or the nearest parent of it holding
+``conf/config.yaml`` and ``tiers/``.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from functools import cache
@@ -10,18 +17,34 @@ from pathlib import Path
 from .errors import SpecSnapError
 
 
+def is_project(path: Path) -> bool:
+    return (path / "conf" / "config.yaml").is_file() and (path / "tiers").is_dir()
+
+
 @cache
 def project_root() -> Path:
-    """The checkout that holds conf/ and tiers/ (override with SPECSNAP_ROOT)."""
     env = os.environ.get("SPECSNAP_ROOT")
-    candidates = [Path(env)] if env else list(Path(__file__).resolve().parents)
-    for cand in candidates:
-        if (cand / "conf" / "config.yaml").is_file() and (cand / "tiers").is_dir():
-            return cand.resolve()
+    if env:
+        if not is_project(Path(env)):
+            raise SpecSnapError(f"SPECSNAP_ROOT={env} is not a SpecSnap project (no conf/config.yaml and tiers/ there)")
+        return Path(env).resolve()
+    cwd = Path.cwd().resolve()
+    for cand in (cwd, *cwd.parents):
+        if is_project(cand):
+            return cand
     raise SpecSnapError(
-        "cannot find the SpecSnap project tree (a directory with conf/config.yaml and tiers/); "
-        "install from a clone or set SPECSNAP_ROOT"
+        f"{cwd} is not inside a SpecSnap project (a directory with conf/config.yaml and tiers/); "
+        "run from a clone of the project, or pass --root DIR (or set SPECSNAP_ROOT)"
     )
+
+
+def installed_checkout() -> Path | None:
+    """The checkout the package itself was installed from (an editable install), if any: its hidden
+    tests and gold must stay invisible to agents as well, whichever clone a study runs in."""
+    for cand in Path(__file__).resolve().parents:
+        if is_project(cand):
+            return cand
+    return None
 
 
 def conf_dir() -> Path:
@@ -29,5 +52,12 @@ def conf_dir() -> Path:
 
 
 def default_work_root() -> Path:
-    """Scratch space for live sandboxes; stable per trial so agents see the same path each session."""
+    """Scratch space for live sandboxes (``SPECSNAP_WORK_ROOT``, else ``<tmp>/specsnap-work``)."""
     return Path(os.environ.get("SPECSNAP_WORK_ROOT") or Path(tempfile.gettempdir()) / "specsnap-work")
+
+
+def study_work_root(study_dir: Path) -> Path:
+    """The live sandboxes of one study directory: unique to that directory's absolute path, so two
+    clones, two result roots or two runs of a study with different overrides never share one."""
+    absolute = str(Path(study_dir).resolve())
+    return default_work_root() / f"{Path(study_dir).name}-{hashlib.sha256(absolute.encode()).hexdigest()[:10]}"

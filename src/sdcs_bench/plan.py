@@ -20,7 +20,8 @@ from typing import Any
 from . import config
 from .arms import Arm
 from .errors import SpecSnapError, unknown
-from .paths import default_work_root, project_root
+from .fsutil import atomic_write
+from .paths import project_root, study_work_root
 from .proxy.server import DEFAULT_UPSTREAMS
 from .sandbox import resolve_backend_name
 from .schedule import effective_schedule
@@ -44,6 +45,35 @@ class Plan:
     study: str
     directory: Path
     trials: list[dict[str, Any]]
+    run: str = ""
+    overrides: tuple[str, ...] = ()
+
+    @property
+    def study_dir(self) -> Path:
+        return self.directory.parent
+
+
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+def run_name(study: str, overrides: list[str] | tuple[str, ...] = (), name: str | None = None) -> str:
+    """The directory a run writes under ``results/``: the explicit ``name``; else the study's own
+    name when there are no overrides; else ``<study>+<digest of the overrides>``, so a run with
+    overrides never replaces the study's own results (and the same overrides find their results
+    again, however they were spelled)."""
+    if name:
+        if not RUN_NAME.match(name) or name in (".", ".."):
+            raise SpecSnapError(f"run name {name!r} must be letters, digits and _ . + - (not starting with one of those)")
+        return name
+    if not overrides:
+        return study
+    return f"{study}+{hashlib.sha256(override_key(overrides).encode()).hexdigest()[:8]}"
+
+
+def override_key(overrides: list[str] | tuple[str, ...]) -> str:
+    """The overrides' meaning, however they were spelled (spaces, order of Hydra overrides)."""
+    grid, rest = split_overrides(list(overrides))
+    return json.dumps({"grid": grid, "hydra": sorted(rest)}, sort_keys=True)
 
 
 def trial_id(workload: str, arm: str, agent: str, variant: str, seed: int) -> str:
@@ -61,7 +91,7 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
     try:
         parsed = OverridesParser.create().parse_overrides(list(overrides))
     except Exception as exc:
-        raise SpecSnapError(f"cannot parse overrides {overrides!r}: {exc}") from None
+        raise SpecSnapError(f"cannot parse overrides {overrides!r}: {_one_line(exc)} (Hydra override grammar)") from None
     for text, override in zip(overrides, parsed):
         key = override.get_key_element()
         if key in GRID_AXES:
@@ -70,10 +100,22 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
             else:
                 value = override.value()
                 values = list(value) if isinstance(value, list) else [value]
+            if key == "seed":
+                bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int) or v < 0]
+                if bad:
+                    raise SpecSnapError(f"override {text!r}: seeds must be non-negative integers, got {bad[0]!r}")
             grid[key] = [int(v) if key == "seed" else str(v) for v in values]
         else:
             rest.append(text)
     return grid, rest
+
+
+def _one_line(exc: Exception) -> str:
+    """Hydra's and OmegaConf's multi-line messages as one line (without their key dumps)."""
+    text = str(exc) + (f"\n{exc.__cause__}" if exc.__cause__ is not None else "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("full_key", "object_type", "reference_type", "See https"))]
+    return "; ".join(lines) or type(exc).__name__
 
 
 def _check_grid(grid: dict[str, list]) -> None:
@@ -139,13 +181,21 @@ def _digest(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def make_plan(study: str, overrides: list[str] = (), results: Path = Path("results")) -> Plan:
+def make_plan(study: str, overrides: list[str] = (), results: Path = Path("results"), name: str | None = None) -> Plan:
     config.check_option("study", study)
+    run = run_name(study, overrides, name)
+    study_dir = Path(results) / run
     grid_overrides, hydra_overrides = split_overrides(list(overrides))
     try:
         cfg = config.compose([f"study={study}", *hydra_overrides])
+    except SpecSnapError:
+        raise
     except Exception as exc:  # Hydra's own message names the bad key and the choices
-        raise SpecSnapError(f"bad override: {exc}") from None
+        raise SpecSnapError(f"bad override: {_one_line(exc)}") from None
+    for key in ("sandbox", "session", "scoring"):
+        if not isinstance(cfg.get(key), dict):
+            example = {"sandbox": "sandbox.backend=local"}.get(key, f"{key}.timeout_s=600")
+            raise SpecSnapError(f"bad override: {key} is a group of settings (e.g. {example}), not {cfg.get(key)!r}")
     grid = {**cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
@@ -163,6 +213,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
             {
                 "trial_id": tid,
                 "study": study,
+                "run": run,
                 "workload": {"id": workload.id, "fingerprint": workload.fingerprint()},
                 "arm": arm_cfg,
                 "arm_digest": _digest([[f.path, f.text, f.generator, f.options] for f in arm.files]),
@@ -176,11 +227,11 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "sandbox": {"backend": backend},
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
-                "work_dir": str(default_work_root() / study / tid),
+                "work_dir": str(study_work_root(study_dir) / tid),
             }
         )
     _validate_trials(trials)
-    return Plan(study, Path(results) / study / "plan", trials)
+    return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
 
 
 def _validate_trials(trials: list[dict]) -> None:
@@ -196,27 +247,10 @@ def _validate_trials(trials: list[dict]) -> None:
             raise SpecSnapError(f"trial {trial['trial_id']}: config invalid at {where}: {exc.message}") from None
 
 
-def _write_if_changed(path: Path, text: str) -> bool:
-    if path.is_file() and path.read_text() == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return True
-
-
-def write_plan(plan: Plan) -> list[str]:
-    """Write the plan; return the trials whose config changed (and so will rerun)."""
+def render_plan(plan: Plan) -> dict[Path, str]:
+    """Every file of the plan and its text: ``study.json``, ``cells.tsv`` and one config per trial."""
     trials_dir = plan.directory / "trials"
-    changed = []
-    for trial in plan.trials:
-        if _write_if_changed(trials_dir / f"{trial['trial_id']}.json", json.dumps(trial, indent=2, sort_keys=True)):
-            changed.append(trial["trial_id"])
-    keep = {f"{t['trial_id']}.json" for t in plan.trials}
-    for stale in trials_dir.glob("*.json"):
-        if stale.name not in keep:
-            stale.unlink()
+    files = {trials_dir / f"{t['trial_id']}.json": json.dumps(t, indent=2, sort_keys=True) for t in plan.trials}
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter="\t", lineterminator="\n")
     writer.writerow(CELL_COLUMNS)
@@ -229,8 +263,80 @@ def write_plan(plan: Plan) -> list[str]:
                 ",".join(t["stages"]), (trials_dir / f"{t['trial_id']}.json").as_posix(),
             ]
         )
-    _write_if_changed(plan.directory / "cells.tsv", buf.getvalue())
+    files[plan.directory / "cells.tsv"] = buf.getvalue()
+    ident = plan.directory / STUDY_FILE
+    # The first spelling of the overrides is kept: an equal run spelled differently rewrites nothing.
+    files[ident] = ident.read_text() if _same_identity(plan) else json.dumps(_identity(plan), indent=2) + "\n"
+    return files
+
+
+STUDY_FILE = "study.json"
+
+
+def _identity(plan: Plan) -> dict[str, Any]:
+    return {"study": plan.study, "run": plan.run, "overrides": list(plan.overrides),
+            "overrides_key": override_key(plan.overrides)}
+
+
+def _stale(plan: Plan, files: dict[Path, str]) -> list[Path]:
+    trials_dir = plan.directory / "trials"
+    return sorted(p for p in trials_dir.glob("*.json") if p not in files) if trials_dir.is_dir() else []
+
+
+def _differs(files: dict[Path, str]) -> list[Path]:
+    return [p for p, text in files.items() if not (p.is_file() and p.read_text() == text)]
+
+
+def write_plan(plan: Plan) -> list[str]:
+    """Write the plan; return the trials whose config changed (and so will rerun).
+
+    Writing takes the study directory's run lock (:mod:`.runlock`), held until this process exits:
+    while another run holds it, nothing is written, and a plan that differs from the one that run
+    is using is refused with one message (the same plan is read as it is, e.g. by ``snakemake -n``).
+    A directory planned for another study or other overrides is never replanned."""
+    from .runlock import StudyBusy, hold_study_lock
+
+    _check_identity(plan)
+    files = render_plan(plan)
+    try:
+        hold_study_lock(plan.study_dir)
+    except StudyBusy as busy:
+        if _differs(files) or _stale(plan, files):
+            raise SpecSnapError(f"{busy}; its plan differs from this run's, so nothing was written. Wait for it, "
+                                "or give this run its own directory with --config name=NAME") from None
+        return []
+    changed = []
+    for path, text in files.items():
+        if path in _differs({path: text}):
+            atomic_write(path, text)
+            if path.parent.name == "trials":
+                changed.append(path.stem)
+    for stale in _stale(plan, files):
+        stale.unlink()
     return changed
+
+
+def _recorded_identity(plan: Plan) -> dict[str, Any] | None:
+    try:
+        return json.loads((plan.directory / STUDY_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _same_identity(plan: Plan) -> bool:
+    old, mine = _recorded_identity(plan), _identity(plan)
+    return old is not None and (old.get("study"), old.get("overrides_key")) == (mine["study"], mine["overrides_key"])
+
+
+def _check_identity(plan: Plan) -> None:
+    old = _recorded_identity(plan)
+    if old is None or _same_identity(plan):
+        return
+    raise SpecSnapError(
+        f"{plan.study_dir} holds study {old.get('study')!r} with overrides {old.get('overrides')}; this run asks "
+        f"for study {plan.study!r} with overrides {list(plan.overrides)}, so nothing was written. Choose another "
+        f"--config name=NAME, or remove {plan.study_dir} to replace it"
+    )
 
 
 def read_cells(path: Path) -> list[dict[str, str]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,11 +18,11 @@ from .cleave import CleaveController, cleave_integrity, exempt_patterns, known_c
 from .gitutil import changed_paths, git, head, working_diff
 from .leakcheck import leak_check
 from .memory_files import repo_memory_changes, repo_state
-from .paths import default_work_root, project_root
+from .paths import project_root
 from .proxy import INFRA_STATUSES, ModelProxy, ReplayScript
 from .records import remember_session
 from .redact import redact_files, redact_record
-from .sandbox.base import Backend, base_env, kill_group
+from .sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
 from .workload import SessionSpec, Workload
 
 
@@ -45,13 +44,19 @@ def run_session(
     harness = make_harness(agent_cfg)
     key = api_key(agent_cfg) if harness.needs_model else None  # a missing key fails here, before anything ran
     script = _replay_script(agent_cfg) if harness.needs_model and proxy_mode(agent_cfg) == "replay" else None
-    default_work_root().mkdir(parents=True, exist_ok=True)
-    home = Path(tempfile.mkdtemp(prefix="home-", dir=default_work_root()))
+    # A fresh private HOME beside the sandbox, at a fixed path: a rerun after a kill replaces the
+    # one the killed session left (and kills any process of that session still running).
+    home = workdir.parent / f"home-{index}"
+    leftovers = kill_marked(sandbox_marker(workdir))
+    if home.exists():
+        shutil.rmtree(home)
+    home.mkdir(parents=True)
     try:
         ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key)
         record = _run(ctx, harness, backend, timeout_s, script)
     finally:
         shutil.rmtree(home, ignore_errors=True)
+    record["leftover_processes_killed"] = leftovers
     secrets = secret_values(agent_cfg)
     record = redact_record(record, secrets)  # e.g. a key the agent wrote into a file is in the cleave diff
     record["redacted_files"] = [
@@ -140,7 +145,8 @@ def _infra_failure(record: dict[str, Any], rows: list[dict[str, Any]]) -> str | 
 def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: float, controller: CleaveController,
                     start_head: str, commits_before: set[str], exempt) -> dict[str, Any]:
     invocation = harness.invocation(ctx)
-    env = {**base_env(ctx.home), **invocation.env}
+    marker = sandbox_marker(ctx.workdir)
+    env = {**base_env(ctx.home), **invocation.env, SANDBOX_MARKER: marker}
     transcript = ctx.stage_dir / "transcript.jsonl"
     status = "ok"
     t0 = time.monotonic()
@@ -168,9 +174,10 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
                 kill_group(proc.pid)
                 exit_code = proc.wait()
                 exited_at = time.time()
-            kill_group(proc.pid)  # nothing the agent started may outlive its session
+            kill_group(proc.pid)  # nothing the agent started may outlive its session...
         finally:
             controller.stop()
+            escaped = kill_marked(marker)  # ...not even what left its process group
     wall_s = time.monotonic() - t0
     # Our kill can land while a git command of the agent holds a lock; the lock is an artifact of
     # the kill, not of the agent's work, and would otherwise hand the next session a broken repo
@@ -203,6 +210,7 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
         "end_head": head(ctx.workdir),
         "cleave": cleave,
         "context_exposure": harness.context_exposure(ctx),
+        "escaped_processes_killed": escaped,
         "sandbox_backend": backend.name,
     }
 

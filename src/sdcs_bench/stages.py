@@ -20,6 +20,7 @@ from .agents import agent_kind
 from .agents.expectations import expected_reference_score
 from .arms import Arm
 from .errors import SpecSnapError
+from .fsutil import atomic_path, atomic_write, remove_stale_temporaries
 from .sandbox import make_backend
 from .scaffold import scaffold
 from .schedule import effective_schedule
@@ -36,24 +37,13 @@ def load_trial(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
 
 
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def write_snapshot(workdir: Path, stage_dir: Path) -> Path:
     target = stage_dir / SNAPSHOT
-    fd, tmp = tempfile.mkstemp(prefix=f".{SNAPSHOT}.", dir=stage_dir)
-    os.close(fd)
-    with tarfile.open(tmp, "w:gz") as tar:
+    with atomic_path(target) as tmp, tarfile.open(tmp, "w:gz") as tar:
         for path in sorted(workdir.rglob("*")):
             if "__pycache__" in path.parts:
                 continue
             tar.add(path, arcname=path.relative_to(workdir).as_posix(), recursive=False)
-    os.replace(tmp, target)
     return target
 
 
@@ -67,6 +57,12 @@ def restore_snapshot(stage_dir: Path, workdir: Path) -> None:
 
 def trial_workdir(trial: dict[str, Any]) -> Path:
     return Path(trial["work_dir"]) / "sandbox"
+
+
+def _begin(stage_dir: Path) -> None:
+    """Start a stage: its directory exists, and no temporary file of a killed earlier attempt stays."""
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(stage_dir)
 
 
 def _finish(stage_dir: Path, name: str, trial: dict, started: float, **fields: Any) -> dict[str, Any]:
@@ -86,7 +82,7 @@ def _finish(stage_dir: Path, name: str, trial: dict, started: float, **fields: A
 
 def run_scaffold_stage(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any]:
     started = time.time()
-    stage_dir.mkdir(parents=True, exist_ok=True)
+    _begin(stage_dir)
     workdir = trial_workdir(trial)
     if workdir.exists():
         shutil.rmtree(workdir)
@@ -102,7 +98,7 @@ def run_session_stage(trial: dict[str, Any], index: int, prev_stage: Path, stage
     with exponential backoff; whatever the agent itself did is data and is never retried. Each
     failed attempt's records are kept under ``attempts/N/``."""
     started = time.time()
-    stage_dir.mkdir(parents=True, exist_ok=True)
+    _begin(stage_dir)
     workload = load_workload(trial["workload"]["id"])
     schedule = effective_schedule(workload, trial["variant"])
     workdir = trial_workdir(trial)
@@ -154,7 +150,7 @@ def run_inject_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -
     from .poison import inject
 
     started = time.time()
-    stage_dir.mkdir(parents=True, exist_ok=True)
+    _begin(stage_dir)
     workdir = trial_workdir(trial)
     restore_snapshot(prev_stage, workdir)
     record = inject(load_workload(trial["workload"]["id"]), workdir, trial["variant"]["inject"]["poison"])
@@ -178,7 +174,7 @@ def session_stage_records(trial: dict[str, Any], trial_dir: Path) -> list[dict[s
 
 def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
     started = time.time()
-    stage_dir.mkdir(parents=True, exist_ok=True)
+    _begin(stage_dir)
     workload = load_workload(trial["workload"]["id"])
     records = session_stage_records(trial, stage_dir.parent)
     tokens = TokenUsage(source="none")

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import yaml
 
 from .errors import SpecSnapError, unknown
 from .paths import conf_dir, project_root
@@ -175,21 +174,42 @@ def split_requirements(sprint: str) -> dict[str, str]:
 
 
 def registered_workloads() -> dict[str, Path]:
-    """Workload id -> its directory, from ``conf/workload/*.yaml``."""
-    found = {}
-    for entry in sorted((conf_dir() / "workload").glob("*.yaml")):
-        data = yaml.safe_load(entry.read_text()) or {}
-        found[data.get("id", entry.stem)] = project_root() / data["path"]
-    return found
+    """Workload id -> its registry file ``conf/workload/<id>.yaml`` (read only when the workload is
+    used, so one broken registration stops only the runs that use it)."""
+    return {entry.stem: entry for entry in sorted((conf_dir() / "workload").glob("*.yaml"))}
 
 
-def workload_aliases() -> dict[str, str]:
-    aliases = {}
-    for wid, path in registered_workloads().items():
-        meta = yaml.safe_load((path / "workload.yaml").read_text()) or {}
-        for alias in meta.get("aliases", []):
-            aliases[alias] = wid
-    return aliases
+def workload_dir(wid: str) -> Path:
+    """The directory a registry file names, checked: one clear error naming the file otherwise."""
+    from .config import read_yaml
+
+    entry = registered_workloads()[wid]
+    data = read_yaml(entry)
+    if data.get("id", wid) != wid:
+        raise SpecSnapError(f"conf/workload/{entry.name}: id {data.get('id')!r} must equal the file's name {wid!r}")
+    if not isinstance(data.get("path"), str) or not data["path"]:
+        raise SpecSnapError(f"conf/workload/{entry.name}: needs 'path:', the workload's directory (e.g. tiers/{wid})")
+    root = project_root() / data["path"]
+    if not (root / "workload.yaml").is_file():
+        raise SpecSnapError(f"conf/workload/{entry.name}: path {data['path']!r} holds no workload.yaml")
+    return root
+
+
+def workload_aliases() -> tuple[dict[str, str], list[str]]:
+    """Alias -> workload id, read from every registered workload that can be read; and the problems
+    of those that cannot (reported only if a name is not found, never blocking the others)."""
+    from .config import read_yaml
+
+    aliases, problems = {}, []
+    for wid in registered_workloads():
+        try:
+            meta = read_yaml(workload_dir(wid) / "workload.yaml")
+        except SpecSnapError as exc:
+            problems.append(str(exc))
+            continue
+        for alias in meta.get("aliases") or []:
+            aliases[str(alias)] = wid
+    return aliases, problems
 
 
 def resolve_workload_id(name: str | None = None, tier: int | None = None) -> str:
@@ -200,23 +220,29 @@ def resolve_workload_id(name: str | None = None, tier: int | None = None) -> str
     if name is None:
         raise SpecSnapError("a workload is required (--workload ID or --tier N)", registered_workloads())
     known = registered_workloads()
-    name = workload_aliases().get(name, name)
-    if name not in known:
-        raise unknown("workload", name, known)
-    return name
+    if name in known:
+        return name
+    aliases, problems = workload_aliases()
+    if name in aliases:
+        return aliases[name]
+    error = unknown("workload", name, known)
+    if problems:
+        error = SpecSnapError(f"{error} (unreadable: {'; '.join(problems)})")
+    raise error
 
 
 @cache
 def load_workload(name: str) -> Workload:
     wid = resolve_workload_id(name)
-    return _parse_workload(registered_workloads()[wid])
+    return _parse_workload(workload_dir(wid))
 
 
 def _parse_workload(root: Path) -> Workload:
+    from .config import read_yaml
+
     meta_path = root / "workload.yaml"
-    if not meta_path.is_file():
-        raise SpecSnapError(f"{meta_path} is missing: a workload directory needs workload.yaml")
-    meta = yaml.safe_load(meta_path.read_text())
+    meta = read_yaml(meta_path)
+    _check_schema(meta, meta_path)
 
     def need(key: str):
         if key not in meta:
@@ -285,6 +311,20 @@ def _parse_workload(root: Path) -> Workload:
     return workload
 
 
+def _check_schema(meta: dict, meta_path: Path) -> None:
+    """workload.yaml against ``workflow/schemas/workload.schema.yaml``: the first problem, in one
+    line naming the file and the key, before any of it is used."""
+    import jsonschema
+
+    from .config import _shown, read_yaml
+
+    schema = read_yaml(project_root() / "workflow" / "schemas" / "workload.schema.yaml")
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(meta))
+    if error is not None:
+        where = "/".join(map(str, error.absolute_path)) or "(top level)"
+        raise SpecSnapError(f"{_shown(meta_path)}: invalid at {where}: {error.message}")
+
+
 def _check_files(workload: Workload, meta_path: Path) -> None:
     """Every file workload.yaml names must exist: a broken workload stops a run at planning,
     not halfway through its trials (the full check is ``specsnap validate-workload``)."""
@@ -315,6 +355,10 @@ def _parse_session(root: Path, raw: dict) -> SessionSpec:
         text = NEUTRAL_PROMPT
     else:
         parts = [p.strip() for p in str(source).split("+")]
+        missing = [p for p in parts if p != "neutral" and not (root / p).is_file()]
+        if missing:
+            raise SpecSnapError(f"{root.name}/workload.yaml: session {raw.get('session')}: prompt file(s) "
+                                f"{', '.join(missing)} do not exist")
         text = "\n\n".join(NEUTRAL_PROMPT if p == "neutral" else (root / p).read_text() for p in parts)
     return SessionSpec(
         name=raw["session"], prompt=text, prompt_source=str(source), cleave=CleaveRule.parse(raw.get("cleave"))

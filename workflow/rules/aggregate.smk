@@ -15,4 +15,4 @@ rule aggregate:
     params:
         study_dir=lambda wildcards, output: Path(output.scorecards).parent,
     shell:
-        "specsnap aggregate --study-dir {params.study_dir} > {log} 2>&1"
+        "specsnap --log {log} aggregate --study-dir {params.study_dir}"

@@ -1,4 +1,5 @@
 # Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
+import os
 import re
 import sys
 from pathlib import Path
@@ -6,26 +7,50 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+# The project is the checkout this Snakefile is in (never the one the package was installed from):
+# every job, local or on a cluster node, reads conf/ and tiers/ from here.
+PROJECT_ROOT = str(Path(workflow.main_snakefile).resolve().parent)
+os.environ["SPECSNAP_ROOT"] = PROJECT_ROOT
+
 from sdcs_bench.errors import SpecSnapError
-from sdcs_bench.plan import API_PROVIDERS, make_plan, read_cells, write_plan
+from sdcs_bench.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
+
+
+
+def stop(message):
+    """Bad input: one line on the terminal, no traceback, exit status 2, before any job."""
+    print(f"specsnap: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
 
 validate(config, schema="../schemas/config.schema.yaml")
 
 STUDY = config["study"]
 RESULTS = config["results"]
-STUDY_DIR = f"{RESULTS}/{STUDY}"
+try:
+    # results/<study>, or results/<study>+<digest of the overrides>, or results/<name>
+    RUN = run_name(STUDY, list(config["overrides"]), config.get("name") or None)
+except SpecSnapError as exc:
+    stop(exc)
+STUDY_DIR = f"{RESULTS}/{RUN}"
 PLAN_DIR = f"{STUDY_DIR}/plan"
 TRIAL_DIR = f"{STUDY_DIR}/trials/{{trial}}"
 # Rules call the `specsnap` CLI installed beside this interpreter, activated or not.
-shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
+shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="{PROJECT_ROOT}"; ')
 
 # Compose conf/ once, in the main process only: cluster and remote jobs re-parse this file and
 # must read the plan this run started with, never compose (or see a config edited mid-run).
+# write_plan takes the study directory's run lock first: a second run of the same directory
+# writes nothing (and is refused if its plan differs).
 if workflow.is_main_process:
     try:
-        write_plan(make_plan(STUDY, list(config["overrides"]), Path(RESULTS)))
+        write_plan(make_plan(STUDY, list(config["overrides"]), Path(RESULTS), config.get("name") or None))
     except SpecSnapError as exc:
-        raise WorkflowError(f"specsnap: {exc}")
+        stop(exc)
+    except OSError as exc:
+        from sdcs_bench.fsutil import disk_error_message
+
+        stop(disk_error_message(exc) or exc)
 
 CELLS = {cell["trial"]: cell for cell in read_cells(f"{PLAN_DIR}/cells.tsv")}
 

@@ -15,5 +15,5 @@ rule inject:
         from_dir=lambda wildcards, input: Path(input.previous).parent,
         stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
-        "specsnap inject-poison-pill --trial {input.trial} --from {params.from_dir} "
-        "--stage-dir {params.stage_dir} > {log} 2>&1"
+        "specsnap --log {log} inject-poison-pill --trial {input.trial} --from {params.from_dir} "
+        "--stage-dir {params.stage_dir}"

@@ -13,4 +13,4 @@ rule scaffold:
     params:
         stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
-        "specsnap scaffold-sandbox --trial {input.trial} --stage-dir {params.stage_dir} > {log} 2>&1"
+        "specsnap --log {log} scaffold-sandbox --trial {input.trial} --stage-dir {params.stage_dir}"

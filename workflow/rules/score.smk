@@ -17,5 +17,5 @@ rule score:
         from_dir=lambda wildcards, input: Path(input.previous).parent,
         stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
-        "specsnap score --trial {input.trial} --from {params.from_dir} "
-        "--stage-dir {params.stage_dir} > {log} 2>&1"
+        "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "
+        "--stage-dir {params.stage_dir}"

@@ -18,5 +18,5 @@ rule session:
         from_dir=lambda wildcards, input: Path(input.previous).parent,
         stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
-        "specsnap run-session --trial {input.trial} --session {wildcards.k} "
-        "--from {params.from_dir} --stage-dir {params.stage_dir} > {log} 2>&1"
+        "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "
+        "--from {params.from_dir} --stage-dir {params.stage_dir}"

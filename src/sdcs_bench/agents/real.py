@@ -144,9 +144,19 @@ def api_key(agent_cfg: dict[str, Any]) -> str:
     if not value:
         raise SpecSnapError(
             f"agent {agent_cfg.get('name')!r} needs its API key in the environment variable {var} "
-            f"(provider {agent_cfg.get('provider')}); set it, or run the agent with proxy=replay"
+            f"(provider {agent_cfg.get('provider')}); set it{_replay_hint(agent_cfg)}"
         )
     return value
+
+
+def _replay_hint(agent_cfg: dict[str, Any]) -> str:
+    """The offline stand-in for this agent's harness, if the project has one."""
+    from ..paths import conf_dir
+
+    replay = f"replay_{agent_cfg.get('harness')}"
+    if (conf_dir() / "agent" / f"{replay}.yaml").is_file():
+        return f", or test the harness offline with its replay agent (agent={replay})"
+    return ""
 
 
 def secret_values(agent_cfg: dict[str, Any] | None = None) -> list[str]:

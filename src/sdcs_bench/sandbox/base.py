@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import IO, ClassVar
 
-from ..paths import default_work_root, project_root
+from ..paths import default_work_root, installed_checkout, project_root
 
 
 class SandboxLeak(RuntimeError):
@@ -33,8 +33,11 @@ def base_env(home: Path) -> dict[str, str]:
 
 def hidden_roots() -> list[Path]:
     """What no agent may see: the invoking user's HOME (credentials, harness histories), the project
-    tree (workloads, hidden tests, gold, results) and the scratch area of other trials' sandboxes."""
-    return [Path.home(), project_root(), default_work_root()]
+    tree (workloads, hidden tests, gold, results; also the clone the package is installed from) and
+    the scratch area of other trials' sandboxes."""
+    roots = [Path.home(), project_root(), default_work_root()]
+    own = installed_checkout()  # the package's own clone, when a study runs in another one
+    return roots if own is None or own == project_root() else [*roots, own]
 
 
 def runtime_roots() -> list[Path]:
@@ -109,6 +112,38 @@ class Backend(ABC):
             workdir=workdir, home=home, env=base_env(home), timeout=60,
         )
         return [Path(line) for line in out.decode().splitlines() if line]
+
+
+SANDBOX_MARKER = "SPECSNAP_SANDBOX"
+
+
+def sandbox_marker(workdir: Path) -> str:
+    """An opaque id of one live sandbox, put into the environment of everything run in it."""
+    import hashlib
+
+    return hashlib.sha256(str(Path(workdir).resolve()).encode()).hexdigest()[:16]
+
+
+def kill_marked(marker: str) -> list[int]:
+    """SIGKILL every process whose environment carries this sandbox's marker (a process that left
+    the agent's process group, or one a killed run left behind); return their pids."""
+    needle = f"{SANDBOX_MARKER}={marker}".encode()
+    killed = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                env = fh.read().split(b"\0")
+        except OSError:
+            continue
+        if needle in env:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+                killed.append(int(entry))
+            except ProcessLookupError:
+                pass
+    return sorted(killed)
 
 
 def kill_group(pgid: int) -> None:

@@ -1,11 +1,16 @@
-"""Plain subprocesses: no isolation at all. For development only; every use warns."""
+"""Plain subprocesses: no isolation at all. For development only; every use warns.
+
+Each command runs under :mod:`.reaper`, so nothing it starts outlives it or the session runner."""
 
 from __future__ import annotations
 
+import sys
 import warnings
 from pathlib import Path
 
 from .base import Backend
+
+REAPER = Path(__file__).with_name("reaper.py")
 
 
 class LocalBackend(Backend):
@@ -25,4 +30,4 @@ class LocalBackend(Backend):
                 stacklevel=3,
             )
             LocalBackend._warned = True
-        return list(argv)
+        return [sys.executable, "-I", "-B", str(REAPER), "--", *argv]
