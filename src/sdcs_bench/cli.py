@@ -21,6 +21,13 @@ app = typer.Typer(
 # The terminal, when --log sends this process's output (its own and its children's) to a file: an
 # error is always said here too, in one line, so a full disk cannot swallow it.
 _TERMINAL = None
+_WRITING: Path | None = None  # the directory a pipeline verb writes into (named by a disk error)
+
+
+def _writing(path: Path | None) -> Path | None:
+    global _WRITING
+    _WRITING = path
+    return path
 
 
 @app.callback()
@@ -147,7 +154,7 @@ def scaffold_sandbox(
     if trial is not None:
         from .stages import load_trial, run_scaffold_stage
 
-        run_scaffold_stage(load_trial(trial), _need(stage_dir, "--stage-dir"))
+        run_scaffold_stage(load_trial(trial), _writing(_need(stage_dir, "--stage-dir")))
         return
     from . import config
     from .arms import Arm
@@ -180,7 +187,7 @@ def inject_poison_pill(
     if trial is not None:
         from .stages import load_trial, run_inject_stage
 
-        run_inject_stage(load_trial(trial), _need(from_stage, "--from"), _need(stage_dir, "--stage-dir"))
+        run_inject_stage(load_trial(trial), _need(from_stage, "--from"), _writing(_need(stage_dir, "--stage-dir")))
         return
     from .poison import inject, record_path
 
@@ -205,7 +212,7 @@ def run_session(
     cfg = load_trial(trial)
     if session > len(cfg["schedule"]):
         raise SpecSnapError(f"trial {cfg['trial_id']} has {len(cfg['schedule'])} session(s), not {session}")
-    record = run_session_stage(cfg, session, from_stage, stage_dir)
+    record = run_session_stage(cfg, session, from_stage, _writing(stage_dir))
     s = record["session"]
     print(f"{cfg['trial_id']} {s['session']}: {s['status']}, {s['turns']} turns, {s['wall_s']} s", file=sys.stderr)
 
@@ -219,7 +226,7 @@ def score(
     """Pipeline: score a trial's final snapshot."""
     from .stages import load_trial, run_score_stage
 
-    record = run_score_stage(load_trial(trial), from_stage, stage_dir)
+    record = run_score_stage(load_trial(trial), from_stage, _writing(stage_dir))
     print(f"{record['trial']}: raw {record['raw']}, net {record['net']}", file=sys.stderr)
 
 
@@ -284,6 +291,7 @@ def plan(
     from .plan import make_plan, write_plan
 
     p = make_plan(study, override or [], results, name)
+    _writing(p.study_dir)
     changed = write_plan(p)
     print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed", file=sys.stderr)
 
@@ -298,7 +306,7 @@ def aggregate(
     """Collect a study's scorecards into scorecards.csv, ledger.csv and leaderboard.{csv,md,json}."""
     from .aggregate import aggregate as run
 
-    where = study_dir or results / study
+    where = _writing(study_dir or results / study)
     board = run(where)
     print(f"{where}: leaderboard with {len(board)} rows", file=sys.stderr)
 
@@ -390,7 +398,7 @@ def main() -> None:
         _say(f"specsnap: error: {exc}")
         sys.exit(2)
     except OSError as exc:
-        message = disk_error_message(exc)
+        message = disk_error_message(exc, _WRITING)
         if message is None:
             _say(f"specsnap: error: {exc}")
             raise

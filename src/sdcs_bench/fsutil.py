@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 TMP_PREFIX = ".specsnap-tmp."
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 @contextmanager
@@ -25,6 +27,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     fd, tmp = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{path.name}.", dir=path.parent)
     os.close(fd)
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # an ordinary file's mode, not mkstemp's private 0600
         yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
@@ -58,12 +61,12 @@ DISK_ERRNOS = {
 }
 
 
-def disk_error_message(exc: OSError) -> str | None:
-    """One line for a file-system error (full disk, read-only, no permission), or None."""
+def disk_error_message(exc: OSError, writing: Path | str | None = None) -> str | None:
+    """One line for a file-system error (full disk, read-only, no permission), or None. ``writing``
+    names what was being written when the error itself names no file (a failed ``write()``)."""
     what = DISK_ERRNOS.get(exc.errno or 0)
     if what is None:
         return None
-    where = exc.filename or "a result file"
+    where = exc.filename or (f"into {writing}" if writing else "a result file")
     hint = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space"}.get(exc.errno or 0, "make it writable")
-    return (f"cannot write {where}: {what}; {hint} and rerun (finished stages are kept; "
-            "temporary files of the failed one were removed)")
+    return f"cannot write {where}: {what}; {hint} and rerun (what finished is kept)"

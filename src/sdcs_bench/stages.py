@@ -59,6 +59,12 @@ def trial_workdir(trial: dict[str, Any]) -> Path:
     return Path(trial["work_dir"]) / "sandbox"
 
 
+def _clear_live(trial: dict[str, Any]) -> None:
+    """The live sandbox (and the sessions' private HOMEs) exist only while a stage runs: once its
+    snapshot is written, the next stage restores from that alone, so nothing lingers in the work root."""
+    shutil.rmtree(trial["work_dir"], ignore_errors=True)
+
+
 def _begin(stage_dir: Path) -> None:
     """Start a stage: its directory exists, and no temporary file of a killed earlier attempt stays."""
     stage_dir.mkdir(parents=True, exist_ok=True)
@@ -88,6 +94,7 @@ def run_scaffold_stage(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any]
         shutil.rmtree(workdir)
     meta = scaffold(load_workload(trial["workload"]["id"]), Arm.from_config(trial["arm"]), workdir)
     write_snapshot(workdir, stage_dir)
+    _clear_live(trial)
     atomic_write(stage_dir / "manifest.json", json.dumps(meta["manifest"], indent=2))
     return _finish(stage_dir, "scaffold", trial, started, baseline_commit=meta["baseline_commit"])
 
@@ -133,6 +140,7 @@ def run_session_stage(trial: dict[str, Any], index: int, prev_stage: Path, stage
     if record["cleave"].get("fired"):
         atomic_write(stage_dir / "cleave.diff", record["cleave"]["diff"])
     write_snapshot(workdir, stage_dir)
+    _clear_live(trial)
     return _finish(stage_dir, f"session_{index}", trial, started, tokens=record["tokens"], session=record)
 
 
@@ -155,6 +163,7 @@ def run_inject_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -
     restore_snapshot(prev_stage, workdir)
     record = inject(load_workload(trial["workload"]["id"]), workdir, trial["variant"]["inject"]["poison"])
     write_snapshot(workdir, stage_dir)
+    _clear_live(trial)
     return _finish(stage_dir, "inject", trial, started, injection=record)
 
 
