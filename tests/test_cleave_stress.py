@@ -3,7 +3,7 @@ commits in the same action, on a deliberately loaded machine. Not one cleaved ed
 committed, and the integrity check of every session must agree (it is computed from the
 repository alone, independently of the watcher, the hook and the harness hooks).
 
-``SPECSNAP_STRESS_SESSIONS`` scales the run (default: 240 sessions in all).
+``SPECSNAP_STRESS_SESSIONS`` scales the run (default: 200 sessions in all).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from sdcs_bench.scaffold import scaffold
 from sdcs_bench.session import run_session
 from sdcs_bench.workload import CleaveRule, load_workload
 
-TOTAL = int(os.environ.get("SPECSNAP_STRESS_SESSIONS", "240"))
+TOTAL = int(os.environ.get("SPECSNAP_STRESS_SESSIONS", "200"))
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,11 @@ Three layers, so that the edit can never be committed:
    first-edit rule is armed, any commit that carries a qualifying ``.py`` change (this closes
    the race of ``edit && git commit`` in one shell command);
 3. harness-specific hooks where a harness offers them (added by adapters).
+
+None of them decides on a deadline: the guard's state changes atomically, the hook fails closed,
+and every question (the proxy's before a model call, the hook's under ``nth_py_edit``) waits for
+the watcher or is refused. :func:`cleave_integrity` then checks, from the repository alone, that
+the cleaved edit was committed nowhere. ``docs/cleave.md`` gives the whole argument.
 """
 
 from __future__ import annotations

@@ -38,15 +38,10 @@ def _options(
                                                 "also said on the terminal")] = None,
 ) -> None:
     """SpecSnap: what survives when a coding agent's session is cut off mid-task."""
-    import os
-
-    from .paths import is_project, project_root
+    from .paths import use_project
 
     if root is not None:
-        if not is_project(root):
-            raise SpecSnapError(f"--root {root} is not a SpecSnap project (no conf/config.yaml and tiers/ there)")
-        os.environ["SPECSNAP_ROOT"] = str(root.resolve())
-        project_root.cache_clear()
+        use_project(root)
     if log is not None:
         _redirect_to(log)
 

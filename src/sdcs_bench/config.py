@@ -14,7 +14,7 @@ from typing import Any
 
 from pathlib import Path
 
-from .errors import SpecSnapError, unknown
+from .errors import SpecSnapError, one_line, unknown
 from .paths import conf_dir, project_root
 
 GROUPS = ("study", "agent", "arm", "workload", "variant")
@@ -107,5 +107,4 @@ def _entity(group: str, name: str) -> dict[str, Any]:
     except SpecSnapError:
         raise
     except Exception as exc:  # Hydra / OmegaConf: interpolation, type or key errors inside the file
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SpecSnapError(f"{_shown(path)}: {first}") from None
+        raise SpecSnapError(f"{_shown(path)}: {one_line(exc)}") from None

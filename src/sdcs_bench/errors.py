@@ -22,3 +22,11 @@ class SpecSnapError(Exception):
 
 def unknown(kind: str, name: str, choices: Iterable[str]) -> SpecSnapError:
     return SpecSnapError(f"unknown {kind} {name!r}", choices)
+
+
+def one_line(exc: BaseException) -> str:
+    """A library's multi-line message (Hydra, OmegaConf, YAML) as one line, without key dumps."""
+    text = str(exc) + (f"\n{exc.__cause__}" if exc.__cause__ is not None else "")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not ln.startswith(("full_key", "object_type", "reference_type", "See https"))]
+    return "; ".join(lines) or type(exc).__name__

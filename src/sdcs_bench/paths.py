@@ -38,6 +38,16 @@ def project_root() -> Path:
     )
 
 
+def use_project(root: Path | str) -> Path:
+    """Make ``root`` this process's project (and its children's, through ``SPECSNAP_ROOT``)."""
+    root = Path(root).resolve()
+    if not is_project(root):
+        raise SpecSnapError(f"{root} is not a SpecSnap project (no conf/config.yaml and tiers/ there)")
+    os.environ["SPECSNAP_ROOT"] = str(root)
+    project_root.cache_clear()
+    return root
+
+
 def installed_checkout() -> Path | None:
     """The checkout the package itself was installed from (an editable install), if any: its hidden
     tests and gold must stay invisible to agents as well, whichever clone a study runs in."""

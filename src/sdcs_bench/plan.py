@@ -19,7 +19,7 @@ from typing import Any
 
 from . import config
 from .arms import Arm
-from .errors import SpecSnapError, unknown
+from .errors import SpecSnapError, one_line, unknown
 from .fsutil import atomic_write
 from .paths import project_root, study_work_root
 from .proxy.server import DEFAULT_UPSTREAMS
@@ -91,7 +91,7 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
     try:
         parsed = OverridesParser.create().parse_overrides(list(overrides))
     except Exception as exc:
-        raise SpecSnapError(f"cannot parse overrides {overrides!r}: {_one_line(exc)} (Hydra override grammar)") from None
+        raise SpecSnapError(f"cannot parse overrides {overrides!r}: {one_line(exc)} (Hydra override grammar)") from None
     for text, override in zip(overrides, parsed):
         key = override.get_key_element()
         if key in GRID_AXES:
@@ -108,14 +108,6 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
         else:
             rest.append(text)
     return grid, rest
-
-
-def _one_line(exc: Exception) -> str:
-    """Hydra's and OmegaConf's multi-line messages as one line (without their key dumps)."""
-    text = str(exc) + (f"\n{exc.__cause__}" if exc.__cause__ is not None else "")
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if not ln.startswith(("full_key", "object_type", "reference_type", "See https"))]
-    return "; ".join(lines) or type(exc).__name__
 
 
 def _check_grid(grid: dict[str, list]) -> None:
@@ -191,7 +183,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     except SpecSnapError:
         raise
     except Exception as exc:  # Hydra's own message names the bad key and the choices
-        raise SpecSnapError(f"bad override: {_one_line(exc)}") from None
+        raise SpecSnapError(f"bad override: {one_line(exc)}") from None
     for key in ("sandbox", "session", "scoring"):
         if not isinstance(cfg.get(key), dict):
             example = {"sandbox": "sandbox.backend=local"}.get(key, f"{key}.timeout_s=600")

@@ -1,5 +1,4 @@
 # Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
-import os
 import re
 import sys
 from pathlib import Path
@@ -7,12 +6,12 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from sdcs_bench.errors import SpecSnapError
+from sdcs_bench.paths import use_project
+
 # The project is the checkout this Snakefile is in (never the one the package was installed from):
 # every job, local or on a cluster node, reads conf/ and tiers/ from here.
-PROJECT_ROOT = str(Path(workflow.main_snakefile).resolve().parent)
-os.environ["SPECSNAP_ROOT"] = PROJECT_ROOT
-
-from sdcs_bench.errors import SpecSnapError
+PROJECT_ROOT = str(use_project(Path(workflow.main_snakefile).parent))
 from sdcs_bench.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
 
 
