@@ -19,7 +19,7 @@ from pathlib import Path
 
 
 def replay_agents() -> list[str]:
-    from sdcs_bench import config
+    from sdcs_bench.trial import config
 
     return [a for a in config.options("agent") if config.entity("agent", a).get("proxy") == "replay"]
 
@@ -39,13 +39,13 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from sdcs_bench import config
-    from sdcs_bench.arms import Arm
+    from sdcs_bench.trial import config
+    from sdcs_bench.trial.arms import Arm
     from sdcs_bench.sandbox import make_backend
-    from sdcs_bench.scaffold import scaffold
-    from sdcs_bench.schedule import effective_schedule
-    from sdcs_bench.session import run_session
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.sandbox.scaffold import scaffold
+    from sdcs_bench.trial.schedule import effective_schedule
+    from sdcs_bench.session.runner import run_session
+    from sdcs_bench.trial.workload import load_workload
 
     agents = args.agents.split(",") if args.agents else replay_agents()
     workload = load_workload("tier_2")

@@ -35,10 +35,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
 
-    from sdcs_bench import config
-    from sdcs_bench.arms import Arm
-    from sdcs_bench.scaffold import scaffold
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.trial import config
+    from sdcs_bench.trial.arms import Arm
+    from sdcs_bench.sandbox.scaffold import scaffold
+    from sdcs_bench.trial.workload import load_workload
 
     workload = load_workload("tier_2")
     with tempfile.TemporaryDirectory() as tmp:

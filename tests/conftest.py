@@ -20,14 +20,14 @@ def _private_work_root(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def tier2():
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.trial.workload import load_workload
 
     return load_workload("tier_2")
 
 
 def arm(name: str):
-    from sdcs_bench import config
-    from sdcs_bench.arms import Arm
+    from sdcs_bench.trial import config
+    from sdcs_bench.trial.arms import Arm
 
     return Arm.from_config(config.entity("arm", name))
 
@@ -35,7 +35,7 @@ def arm(name: str):
 @pytest.fixture
 def make_sandbox(tmp_path, tier2):
     """Scaffold a fresh tier_2 sandbox with the given arm."""
-    from sdcs_bench.scaffold import scaffold
+    from sdcs_bench.sandbox.scaffold import scaffold
 
     def _make(arm_name: str = "State_MD_Only", name: str = "sandbox") -> Path:
         dest = tmp_path / name

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sdcs_bench import config
-from sdcs_bench.arms import Arm
+from sdcs_bench.trial import config
+from sdcs_bench.trial.arms import Arm
 from sdcs_bench.proxy import ReplayScript, ledger_totals, read_ledger
 from sdcs_bench.sandbox import make_backend
-from sdcs_bench.scaffold import scaffold
-from sdcs_bench.schedule import effective_schedule
-from sdcs_bench.session import run_session
-from sdcs_bench.workload import load_workload
+from sdcs_bench.sandbox.scaffold import scaffold
+from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.session.runner import run_session
+from sdcs_bench.trial.workload import load_workload
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,7 +62,7 @@ def run_replay_session(agent: str | dict[str, Any], workdir: Path, stage_dir: Pa
 
 def served_usage(agent: str, index: int, *entries: int):
     """The usage of the given (1-based) entries of the agent's replay script for session ``index``."""
-    from sdcs_bench.tokens import TokenUsage
+    from sdcs_bench.core.tokens import TokenUsage
 
     script = ReplayScript.load(ROOT / agent_cfg(agent)["replay_script"]).for_session(index, {})
     return sum((script.entries[e - 1].reply.usage for e in entries), TokenUsage(source="proxy"))

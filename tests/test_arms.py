@@ -8,9 +8,9 @@ import re
 import pytest
 from conftest import arm
 
-from sdcs_bench.errors import SpecSnapError
-from sdcs_bench.generators import app_map
-from sdcs_bench.arms import Arm
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.trial.generators import app_map
+from sdcs_bench.trial.arms import Arm
 
 
 def test_app_map_reads_the_baseline_syntax_tree(tier2):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import specsnap
 
-from sdcs_bench import config
+from sdcs_bench.trial import config
 
 BROKEN = {
     "agent syntax": ("conf/agent/ref_broken.yaml", "name: ref_broken\n  harness: [oops\n",

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from sdcs_bench.cleave import CleaveController, exempt_patterns, guard_state, qualifies, set_guard
-from sdcs_bench.gitutil import git, head
+from sdcs_bench.session.cleave import CleaveController
+from sdcs_bench.sandbox.guard import exempt_patterns, guard_state, qualifies, set_guard
+from sdcs_bench.core.gitutil import git, head
 from sdcs_bench.sandbox.base import base_env
-from sdcs_bench.workload import CleaveRule
+from sdcs_bench.trial.workload import CleaveRule
 
 EXEMPT = exempt_patterns(["tests/**"], ["state.md", "AGENTS.md", "notes/plan.py"])
 
@@ -268,7 +269,7 @@ def test_guard_state_changes_are_atomic_renames(make_sandbox):
 
 
 def test_under_an_nth_rule_the_hook_asks_the_watcher_and_fails_closed_without_one(make_sandbox):
-    from sdcs_bench.cleave import install_guard
+    from sdcs_bench.sandbox.guard import install_guard
 
     repo = make_sandbox()
     install_guard(repo, exempt_patterns(["tests/**"], []), ask_polls=30)

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from harness_support import agent_cfg
 
-from sdcs_bench import config
-from sdcs_bench.arms import Arm
+from sdcs_bench.trial import config
+from sdcs_bench.trial.arms import Arm
 from sdcs_bench.sandbox import make_backend
-from sdcs_bench.scaffold import scaffold
-from sdcs_bench.session import run_session
-from sdcs_bench.workload import CleaveRule, load_workload
+from sdcs_bench.sandbox.scaffold import scaffold
+from sdcs_bench.session.runner import run_session
+from sdcs_bench.trial.workload import CleaveRule, load_workload
 
 TOTAL = int(os.environ.get("SPECSNAP_STRESS_SESSIONS", "200"))
 

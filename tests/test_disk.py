@@ -77,7 +77,7 @@ def test_read_only_results_are_one_line(small_fs, tmp_path):
 
 
 def test_a_failed_write_leaves_no_temporary_file(tmp_path, monkeypatch):
-    from sdcs_bench import fsutil
+    from sdcs_bench.core import fsutil
 
     target = tmp_path / "stage.json"
     target.write_text("old")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import arm
 
-from sdcs_bench import config
+from sdcs_bench.trial import config
 from sdcs_bench.agents.expectations import expected_reference_score
 
 NONE = {"name": "none", "schedule": "as_workload"}
@@ -72,14 +72,14 @@ TIERS = {
 
 @pytest.mark.parametrize("tier,agent,arm_name", sorted(TIERS))
 def test_other_tiers(tier, agent, arm_name):
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.trial.workload import load_workload
 
     exp = expected_reference_score(load_workload(tier), arm(arm_name), config.entity("agent", agent), NONE)
     assert exp["net"] == TIERS[(tier, agent, arm_name)]
 
 
 def test_tier4_superseded_form_is_upgraded_only_when_the_amendment_is_known():
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.trial.workload import load_workload
 
     tier4 = load_workload("tier_4")
     amended = [r for r in tier4.requirements if r.amendment]
@@ -94,7 +94,7 @@ ALL_AGENTS = ["ref_oracle", "ref_null", "ref_amnesiac", "ref_verbatim_notes", "r
 
 @pytest.mark.parametrize("tier", ["tier_1", "tier_2", "tier_3", "tier_4"])
 def test_every_tier_and_arm_has_a_closed_form_with_the_expected_order(tier):
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.trial.workload import load_workload
 
     workload = load_workload(tier)
     n = len(workload.requirements)

@@ -29,7 +29,7 @@ from harness_support import (
 
 from sdcs_bench.agents import make_harness
 from sdcs_bench.agents.aider import AiderHarness
-from sdcs_bench.tokens import TokenUsage
+from sdcs_bench.core.tokens import TokenUsage
 
 AGENT = "replay_aider"
 EDITED = "ledger/balances.py"

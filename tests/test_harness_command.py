@@ -8,7 +8,7 @@ import json
 from harness_support import agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2
 
 from sdcs_bench.proxy import ModelProxy, ReplayScript
-from sdcs_bench.tokens import TokenUsage
+from sdcs_bench.core.tokens import TokenUsage
 
 ROOT_SCRIPT = "conf/agent/replay/command.yaml"
 
@@ -69,7 +69,7 @@ def test_api_key_never_reaches_any_file(tmp_path, monkeypatch):
 def test_missing_key_is_one_clear_error_before_the_session(tmp_path, monkeypatch):
     import pytest
 
-    from sdcs_bench.errors import SpecSnapError
+    from sdcs_bench.core.errors import SpecSnapError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     work = scaffold_tier2(tmp_path / "sb")
@@ -104,8 +104,8 @@ def test_agent_behaviour_is_not_infrastructure(tmp_path):
 def test_stage_retries_infrastructure_failures_from_the_same_snapshot(tmp_path, monkeypatch):
     """The provider is overloaded on the first attempt and answers on the second: the stage keeps
     the failed attempt's records, reruns from its predecessor's snapshot and finishes."""
-    from sdcs_bench import stages
-    from sdcs_bench.plan import make_plan
+    from sdcs_bench.pipeline import stages
+    from sdcs_bench.pipeline.plan import make_plan
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-retry-key-000000")
     script_path = tmp_path / "flaky.yaml"

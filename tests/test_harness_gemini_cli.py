@@ -24,7 +24,7 @@ from harness_support import (
 from sdcs_bench.agents import make_harness
 from sdcs_bench.agents.harness_files.cleave_hook import REASON
 from sdcs_bench.agents.gemini_cli import GeminiCliHarness
-from sdcs_bench.tokens import TokenUsage
+from sdcs_bench.core.tokens import TokenUsage
 
 AGENT = "replay_gemini_cli"
 EDITED = "ledger/specsnap_probe.py"

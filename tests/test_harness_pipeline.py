@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from test_pipeline import snakemake
 
-from sdcs_bench import config
+from sdcs_bench.trial import config
 from sdcs_bench.proxy import ledger_totals, read_ledger
 
 pytestmark = pytest.mark.pipeline

@@ -10,11 +10,11 @@ import warnings
 import pandas as pd
 from harness_support import agent_cfg, run_replay_session, scaffold_tier2
 
-from sdcs_bench.aggregate import leaderboard, to_markdown
+from sdcs_bench.pipeline.aggregate import leaderboard, to_markdown
 from sdcs_bench.scoring import score_sandbox
 from sdcs_bench.sandbox import make_backend
-from sdcs_bench.tokens import TokenUsage
-from sdcs_bench.workload import load_workload
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.trial.workload import load_workload
 
 # Stage the module and commit it with every hook disabled, *then* write it to the working tree:
 # the watcher cleaves at that write, too late to stop a commit that has already landed.

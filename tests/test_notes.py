@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sdcs_bench.notes import count_tokens, notes_size
+from sdcs_bench.scoring.notes import count_tokens, notes_size
 
 
 def test_o200k_counts_like_tiktoken():

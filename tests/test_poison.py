@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, arm, specsnap
 
-from sdcs_bench import config
+from sdcs_bench.trial import config
 from sdcs_bench.agents.expectations import expected_reference_score
-from sdcs_bench.errors import SpecSnapError
-from sdcs_bench.poison import inject, record_path
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.sandbox.poison import inject, record_path
 from sdcs_bench.sandbox import make_backend
 from sdcs_bench.scoring import score_sandbox
-from sdcs_bench.tokens import TokenUsage
+from sdcs_bench.core.tokens import TokenUsage
 
 S1_EDIT = "ledger/balances.py"
 
@@ -99,13 +99,13 @@ def test_v3_is_amended_into_head_leaving_a_clean_diff_and_no_trace(after_s1, tie
 
 @pytest.mark.parametrize("case", ["not tier 2", "twice", "twice without record", "bad version", "not a sandbox"])
 def test_refused_injections_name_the_problem_and_change_nothing(make_sandbox, tier2, tmp_path, case):
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.trial.workload import load_workload
 
     repo = make_sandbox("Vanilla")
     workload, version = tier2, "v2"
     if case == "not tier 2":
         repo = tmp_path / "t3"
-        from sdcs_bench.scaffold import scaffold
+        from sdcs_bench.sandbox.scaffold import scaffold
 
         scaffold(load_workload("tier_3"), arm("Vanilla"), repo)
         workload, message = load_workload("tier_3"), "workload tier_3 defines no poison pill; valid choices: tier_2"

@@ -9,7 +9,7 @@ import time
 import httpx
 import pytest
 
-from sdcs_bench.errors import SpecSnapError
+from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.proxy import ModelProxy, ReplayScript, read_ledger
 from sdcs_bench.proxy.wire import parse_body
 

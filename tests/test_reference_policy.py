@@ -8,9 +8,9 @@ import sys
 
 from conftest import apply_patch
 
-from sdcs_bench import config
+from sdcs_bench.trial import config
 from sdcs_bench.agents.reference import POLICY_SCRIPT
-from sdcs_bench.gitutil import git
+from sdcs_bench.core.gitutil import git
 
 
 def _briefing(workload, agent: str, prompt: str) -> str:

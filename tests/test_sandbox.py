@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-from sdcs_bench.leakcheck import leak_check
-from sdcs_bench.paths import project_root
+from sdcs_bench.sandbox.leakcheck import leak_check
+from sdcs_bench.core.paths import project_root
 from sdcs_bench.sandbox import SandboxLeak, make_backend
 from sdcs_bench.sandbox.bwrap import BwrapBackend
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import apply_patch, specsnap
 
 from sdcs_bench.scoring import score_sandbox
-from sdcs_bench.tokens import TokenUsage
+from sdcs_bench.core.tokens import TokenUsage
 
 
 def score(tier2, sandbox, backend, tokens=0):

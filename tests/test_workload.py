@@ -7,7 +7,7 @@ import shutil
 import pytest
 from conftest import specsnap
 
-from sdcs_bench.workload import NEUTRAL_PROMPT, _parse_workload, registered_workloads, split_requirements
+from sdcs_bench.trial.workload import NEUTRAL_PROMPT, _parse_workload, registered_workloads, split_requirements
 
 
 def test_tier2_shape(tier2):
@@ -45,7 +45,7 @@ def test_validate_workload_passes_for_every_registered_workload(workload):
 
 def test_validate_workload_reports_a_broken_gold_precisely(tier2, tmp_path):
     from sdcs_bench.sandbox import make_backend
-    from sdcs_bench.validate import validate_workload
+    from sdcs_bench.pipeline.validate import validate_workload
 
     broken = tmp_path / "tier_2"
     shutil.copytree(tier2.root, broken)
@@ -74,7 +74,7 @@ def test_unknown_workload_names_the_choices():
 
 
 def test_tier1_starts_from_a_skeleton_and_arms_its_cleave_after_the_first_commit():
-    from sdcs_bench.workload import load_workload
+    from sdcs_bench.trial.workload import load_workload
 
     tier1 = load_workload("tier_1")
     assert tier1.baseline_gold is not None and (tier1.baseline_dir / "TASK.md").is_file()

@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .errors import SpecSnapError
+from sdcs_bench.core.errors import SpecSnapError
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -38,7 +38,7 @@ def _options(
                                                 "also said on the terminal")] = None,
 ) -> None:
     """SpecSnap: what survives when a coding agent's session is cut off mid-task."""
-    from .paths import use_project
+    from sdcs_bench.core.paths import use_project
 
     if root is not None:
         use_project(root)
@@ -87,7 +87,7 @@ def _console():
 
 
 def _workload(workload: str | None, tier: int | None):
-    from .workload import load_workload, resolve_workload_id
+    from sdcs_bench.trial.workload import load_workload, resolve_workload_id
 
     return load_workload(resolve_workload_id(workload, tier))
 
@@ -97,8 +97,8 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
     """List the workloads, arms, agents, variants or studies that conf/ defines."""
     from rich.table import Table
 
-    from . import config
-    from .agents import agent_kind
+    from sdcs_bench.trial import config
+    from sdcs_bench.agents import agent_kind
 
     group = {"workloads": "workload", "arms": "arm", "agents": "agent", "variants": "variant", "studies": "study"}[what.value]
     table = Table(title=what.value)
@@ -122,8 +122,8 @@ def validate_workload(
     backend: BackendOpt = "auto",
 ) -> None:
     """Check a workload as SPEC §3 requires: baseline, gold (full and per requirement), data."""
-    from .sandbox import make_backend
-    from .validate import validate_workload as run
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.pipeline.validate import validate_workload as run
 
     wl = _workload(workload, None)
     console = _console()
@@ -147,13 +147,13 @@ def scaffold_sandbox(
 ) -> None:
     """Create a clean, git-initialised sandbox: the workload's baseline plus the arm's files."""
     if trial is not None:
-        from .stages import load_trial, run_scaffold_stage
+        from sdcs_bench.pipeline.stages import load_trial, run_scaffold_stage
 
         run_scaffold_stage(load_trial(trial), _writing(_need(stage_dir, "--stage-dir")))
         return
-    from . import config
-    from .arms import Arm
-    from .scaffold import scaffold
+    from sdcs_bench.trial import config
+    from sdcs_bench.trial.arms import Arm
+    from sdcs_bench.sandbox.scaffold import scaffold
 
     wl = _workload(workload, tier)
     arm_obj = Arm.from_config(config.entity("arm", _need(arm, "--arm", config.options("arm"))))
@@ -180,11 +180,11 @@ def inject_poison_pill(
     """Plant the workload's defects between two sessions (tier 2: a one-cent tax error above 2,500
     cents and a forbidden rbac.audit import), next to whatever session 1 left uncommitted."""
     if trial is not None:
-        from .stages import load_trial, run_inject_stage
+        from sdcs_bench.pipeline.stages import load_trial, run_inject_stage
 
         run_inject_stage(load_trial(trial), _need(from_stage, "--from"), _writing(_need(stage_dir, "--stage-dir")))
         return
-    from .poison import inject, record_path
+    from sdcs_bench.sandbox.poison import inject, record_path
 
     target = _need(sandbox, "--sandbox")
     wl = _workload(workload, tier)
@@ -202,7 +202,7 @@ def run_session(
     stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
 ) -> None:
     """Pipeline: run one session of a trial from its predecessor's snapshot."""
-    from .stages import load_trial, run_session_stage
+    from sdcs_bench.pipeline.stages import load_trial, run_session_stage
 
     cfg = load_trial(trial)
     if session > len(cfg["schedule"]):
@@ -219,7 +219,7 @@ def score(
     stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
 ) -> None:
     """Pipeline: score a trial's final snapshot."""
-    from .stages import load_trial, run_score_stage
+    from sdcs_bench.pipeline.stages import load_trial, run_score_stage
 
     record = run_score_stage(load_trial(trial), from_stage, _writing(stage_dir))
     print(f"{record['trial']}: raw {record['raw']}, net {record['net']}", file=sys.stderr)
@@ -237,10 +237,10 @@ def evaluate_sandbox(
     backend: BackendOpt = "auto",
 ) -> None:
     """Score any sandbox, including one a person ran their own agent in by hand."""
-    from .sandbox import make_backend
-    from .records import sandbox_meta
-    from .scoring import score_sandbox
-    from .tokens import TokenUsage
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.sandbox.records import sandbox_meta
+    from sdcs_bench.scoring import score_sandbox
+    from sdcs_bench.core.tokens import TokenUsage
 
     wl = _workload(workload, tier)
     meta = sandbox_meta(sandbox)
@@ -249,7 +249,7 @@ def evaluate_sandbox(
     if ledger and tokens:
         raise SpecSnapError("give either --tokens (a hand-reported total) or --ledger (proxy-counted), not both")
     if ledger:
-        from .proxy import ledger_totals, read_ledger
+        from sdcs_bench.proxy import ledger_totals, read_ledger
 
         missing = [str(p) for p in ledger if not p.is_file()]
         if missing:
@@ -257,7 +257,7 @@ def evaluate_sandbox(
         usage = ledger_totals([row for p in ledger for row in read_ledger(p)])
     else:
         usage = TokenUsage.reported(tokens)
-    from .poison import record_path
+    from sdcs_bench.sandbox.poison import record_path
 
     injection = json.loads(record_path(sandbox).read_text()) if record_path(sandbox).is_file() else None
     card = score_sandbox(wl, sandbox, tokens=usage, backend=make_backend(backend), injection=injection)
@@ -283,7 +283,7 @@ def plan(
     results: ResultsOpt = Path("results"),
 ) -> None:
     """Compose conf/ once into results/<run>/plan/ (cells.tsv + one config per trial)."""
-    from .plan import make_plan, write_plan
+    from sdcs_bench.pipeline.plan import make_plan, write_plan
 
     p = make_plan(study, override or [], results, name)
     _writing(p.study_dir)
@@ -299,7 +299,7 @@ def aggregate(
     study_dir: Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of --results/--study)")] = None,
 ) -> None:
     """Collect a study's scorecards into scorecards.csv, ledger.csv and leaderboard.{csv,md,json}."""
-    from .aggregate import aggregate as run
+    from sdcs_bench.pipeline.aggregate import aggregate as run
 
     where = _writing(study_dir or results / study)
     board = run(where)
@@ -314,7 +314,7 @@ def leaderboard(
     results: ResultsOpt = Path("results"),
 ) -> None:
     """Print the study's published tables (labelled as such) beside local results."""
-    from . import leaderboard as lb
+    from sdcs_bench.pipeline import leaderboard as lb
 
     study_dir = results / study
     if format is Format.json:
@@ -337,8 +337,8 @@ def proxy(
     base URL at it and every call's usage lands in --ledger (EXTERNAL_AGENT_PROTOCOL.md)."""
     import time
 
-    from .proxy import ModelProxy, ReplayScript
-    from .proxy.server import DEFAULT_UPSTREAMS
+    from sdcs_bench.proxy import ModelProxy, ReplayScript
+    from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 
     ups = {}
     for item in upstream or []:
@@ -367,7 +367,7 @@ def install_harnesses(
     force: Annotated[bool, typer.Option("--force", help="reinstall even if the pinned version is in place")] = False,
 ) -> None:
     """Install the pinned real agent CLIs (harnesses/pins.yaml); already-installed pins are skipped."""
-    from .harness_install import harness_home, install
+    from sdcs_bench.agents.install import harness_home, install
 
     done = install(list(names or []) or None, force=force, log=lambda m: print(f"specsnap: {m}", file=sys.stderr))
     print(f"installed: {', '.join(done) or '(all already in place)'} under {harness_home()}")
@@ -385,7 +385,7 @@ def _say(line: str) -> None:
 
 
 def main() -> None:
-    from .fsutil import disk_error_message
+    from sdcs_bench.core.fsutil import disk_error_message
 
     try:
         app()

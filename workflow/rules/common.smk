@@ -6,13 +6,13 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from sdcs_bench.errors import SpecSnapError
-from sdcs_bench.paths import use_project
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.paths import use_project
 
 # The project is the checkout this Snakefile is in (never the one the package was installed from):
 # every job, local or on a cluster node, reads conf/ and tiers/ from here.
 PROJECT_ROOT = str(use_project(Path(workflow.main_snakefile).parent))
-from sdcs_bench.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
+from sdcs_bench.pipeline.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
 
 
 
@@ -47,7 +47,7 @@ if workflow.is_main_process:
     except SpecSnapError as exc:
         stop(exc)
     except OSError as exc:
-        from sdcs_bench.fsutil import disk_error_message
+        from sdcs_bench.core.fsutil import disk_error_message
 
         stop(disk_error_message(exc) or exc)
 

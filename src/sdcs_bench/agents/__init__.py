@@ -9,8 +9,8 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from ..errors import unknown
-from .base import Harness, Invocation, SessionContext
+from sdcs_bench.core.errors import unknown
+from sdcs_bench.agents.base import Harness, Invocation, SessionContext
 
 ADAPTERS: dict[str, str] = {
     "reference": "reference:ReferenceHarness",

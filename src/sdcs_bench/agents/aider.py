@@ -37,10 +37,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from ..errors import SpecSnapError
-from ..tokens import TokenUsage
-from .base import SessionContext
-from .real import RealHarness, json_lines, proxy_env_flag
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.agents.base import SessionContext
+from sdcs_bench.agents.real import RealHarness, json_lines, proxy_env_flag
 
 ANALYTICS_LOG = ".aider-specsnap/analytics.jsonl"
 

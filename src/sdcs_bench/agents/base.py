@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..arms import Arm
-from ..tokens import TokenUsage
-from ..workload import SessionSpec, Workload
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.trial.workload import SessionSpec, Workload
 
 
 @dataclass(frozen=True)

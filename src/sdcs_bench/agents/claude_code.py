@@ -23,9 +23,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..tokens import TokenUsage
-from .base import SessionContext
-from .real import RealHarness, proxy_env_flag
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.agents.base import SessionContext
+from sdcs_bench.agents.real import RealHarness, proxy_env_flag
 
 EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 

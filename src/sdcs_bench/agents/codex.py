@@ -33,9 +33,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..tokens import TokenUsage
-from .base import SessionContext
-from .real import RealHarness, json_lines, proxy_env_flag, write_file
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.agents.base import SessionContext
+from sdcs_bench.agents.real import RealHarness, json_lines, proxy_env_flag, write_file
 
 KEY_VAR = "SPECSNAP_CODEX_API_KEY"  # the env var the provider's env_key names (the key lives only there)
 

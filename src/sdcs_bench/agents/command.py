@@ -21,10 +21,10 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..errors import SpecSnapError
-from ..tokens import TokenUsage
-from .base import Invocation, SessionContext
-from .real import RealHarness
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.agents.base import Invocation, SessionContext
+from sdcs_bench.agents.real import RealHarness
 
 
 HARNESS_FILES = Path(__file__).with_name("harness_files")

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..arms import Arm
-from ..schedule import effective_schedule
-from ..workload import CleaveRule, Requirement, Workload
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.trial.workload import CleaveRule, Requirement, Workload
 
 
 def _norm(text: str) -> str:

@@ -24,9 +24,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..tokens import TokenUsage
-from .base import SessionContext
-from .real import RealHarness, json_lines, proxy_env_flag, write_file
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.agents.base import SessionContext
+from sdcs_bench.agents.real import RealHarness, json_lines, proxy_env_flag, write_file
 
 EDIT_TOOLS = "write_file|replace"
 CONTEXT_FILES = ["GEMINI.md", "AGENTS.md"]

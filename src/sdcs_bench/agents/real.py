@@ -31,9 +31,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..harness_install import harness_home, resolve_binary
-from ..tokens import TokenUsage
-from .base import Harness, Invocation, SessionContext
+from sdcs_bench.agents.install import harness_home, resolve_binary
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.agents.base import Harness, Invocation, SessionContext
 
 HOOK_SCRIPT = Path(__file__).with_name("harness_files") / "cleave_hook.py"
 REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay mode
@@ -124,7 +124,7 @@ def proxy_env_flag() -> dict[str, str]:
 def proxy_mode(agent_cfg: dict[str, Any]) -> str:
     mode = str(agent_cfg.get("proxy", "forward"))
     if mode not in ("forward", "replay"):
-        from ..errors import SpecSnapError
+        from sdcs_bench.core.errors import SpecSnapError
 
         raise SpecSnapError(f"agent {agent_cfg.get('name')!r}: proxy {mode!r} is not valid", ("forward", "replay"))
     return mode
@@ -133,7 +133,7 @@ def proxy_mode(agent_cfg: dict[str, Any]) -> str:
 def api_key(agent_cfg: dict[str, Any]) -> str:
     """The key a real harness is handed: from the environment only (forward mode), or a dummy
     (replay mode). Missing → one clear error, raised before any session starts."""
-    from ..errors import SpecSnapError
+    from sdcs_bench.core.errors import SpecSnapError
 
     if proxy_mode(agent_cfg) == "replay":
         return REPLAY_KEY
@@ -151,7 +151,7 @@ def api_key(agent_cfg: dict[str, Any]) -> str:
 
 def _replay_hint(agent_cfg: dict[str, Any]) -> str:
     """The offline stand-in for this agent's harness, if the project has one."""
-    from ..paths import conf_dir
+    from sdcs_bench.core.paths import conf_dir
 
     replay = f"replay_{agent_cfg.get('harness')}"
     if (conf_dir() / "agent" / f"{replay}.yaml").is_file():

@@ -6,8 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..tokens import TokenUsage
-from .base import Harness, Invocation, SessionContext
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.agents.base import Harness, Invocation, SessionContext
 
 POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
 

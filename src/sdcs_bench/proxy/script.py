@@ -30,9 +30,9 @@ from typing import Any
 
 import yaml
 
-from ..errors import SpecSnapError
-from ..tokens import TokenUsage
-from .wire import Reply, ToolCall
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.proxy.wire import Reply, ToolCall
 
 ENTRY_KEYS = {"text", "tool_calls", "usage", "match", "repeat", "error", "delay_s", "reasoning_text", "note"}
 USAGE_KEYS = {"uncached_input", "cache_read", "cache_write", "output", "reasoning"}

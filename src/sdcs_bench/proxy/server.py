@@ -25,9 +25,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from ..tokens import TokenUsage
-from . import wire
-from .script import SessionScript
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.proxy import wire
+from sdcs_bench.proxy.script import SessionScript
 
 DEFAULT_UPSTREAMS = {
     "anthropic": "https://api.anthropic.com",
@@ -193,7 +193,7 @@ class ModelProxy:
         assert self.script is not None
         picked = self.script.take(body.decode("utf-8", errors="replace"))
         if picked is None:
-            from .wire import Reply
+            from sdcs_bench.proxy.wire import Reply
 
             reply, note = Reply(text="(replay script exhausted)"), {"replay_entry": None, "exhausted": True}
         else:

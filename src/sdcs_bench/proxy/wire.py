@@ -3,7 +3,7 @@
 For each protocol: how to recognise a request, how to render a scripted reply (replay mode),
 and how to read the usage out of a reply, streamed or not (both modes: in replay the proxy reads
 back what it rendered, so the parser is exercised on every call). Usage always lands in the
-five disjoint components of :class:`~sdcs_bench.tokens.TokenUsage`; every vendor's own
+five disjoint components of :class:`~sdcs_bench.core.tokens.TokenUsage`; every vendor's own
 inclusive/exclusive convention is undone here and nowhere else.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..tokens import TokenUsage
+from sdcs_bench.core.tokens import TokenUsage
 
 ANTHROPIC = "anthropic_messages"
 OPENAI_CHAT = "openai_chat"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..errors import unknown
-from .base import Backend, SandboxLeak
-from .bwrap import BwrapBackend
-from .local import LocalBackend
+from sdcs_bench.core.errors import unknown
+from sdcs_bench.sandbox.base import Backend, SandboxLeak
+from sdcs_bench.sandbox.bwrap import BwrapBackend
+from sdcs_bench.sandbox.local import LocalBackend
 
 BACKENDS: dict[str, type[Backend]] = {"bwrap": BwrapBackend, "local": LocalBackend}
 CHOICES = ("auto", *BACKENDS)

@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import IO, ClassVar
 
-from ..paths import default_work_root, installed_checkout, project_root
+from sdcs_bench.core.paths import default_work_root, installed_checkout, project_root
 
 
 class SandboxLeak(RuntimeError):

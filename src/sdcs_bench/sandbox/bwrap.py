@@ -8,7 +8,7 @@ import subprocess
 from functools import cache
 from pathlib import Path
 
-from .base import Backend, hidden_roots, runtime_roots
+from sdcs_bench.sandbox.base import Backend, hidden_roots, runtime_roots
 
 
 def _within(path: Path, root: Path) -> bool:

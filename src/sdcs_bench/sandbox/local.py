@@ -8,7 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from .base import Backend
+from sdcs_bench.sandbox.base import Backend
 
 REAPER = Path(__file__).with_name("reaper.py")
 

@@ -1,5 +1,5 @@
 """Scoring (SPEC §6): a clean scoring copy, the hidden tests, boundary rules, net and TES."""
 
-from .scorer import score_sandbox, scoring_copy
+from sdcs_bench.scoring.scorer import score_sandbox, scoring_copy
 
 __all__ = ["score_sandbox", "scoring_copy"]

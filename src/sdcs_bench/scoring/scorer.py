@@ -12,14 +12,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..arms import Arm
-from ..notes import notes_size
-from ..sandbox.base import Backend, base_env
-from ..records import sandbox_meta, session_records
-from ..tokens import TokenUsage
-from ..workload import Workload
-from .boundaries import check_boundaries, load_wiring
-from .junit import HIDDEN_PREFIX, passed_nodeids, read_outcomes
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.scoring.notes import notes_size
+from sdcs_bench.sandbox.base import Backend, base_env
+from sdcs_bench.sandbox.records import sandbox_meta, session_records
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.trial.workload import Workload
+from sdcs_bench.scoring.boundaries import check_boundaries, load_wiring
+from sdcs_bench.scoring.junit import HIDDEN_PREFIX, passed_nodeids, read_outcomes
 
 PROBE = Path(__file__).with_name("probe_conftest.py")
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".tox", ".nox", ".venv", "venv", "node_modules", ".eggs"}

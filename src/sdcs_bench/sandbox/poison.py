@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecSnapError
-from .records import sandbox_meta
-from .workload import Workload, load_workload, registered_workloads
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.sandbox.records import sandbox_meta
+from sdcs_bench.trial.workload import Workload, load_workload, registered_workloads
 
 VERSIONS = ("v1", "v2", "v3")
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecSnapError
-from .generators import GENERATORS, generate
-from .paths import project_root
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.trial.generators import GENERATORS, generate
+from sdcs_bench.core.paths import project_root
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import unknown
+from sdcs_bench.core.errors import unknown
 
 
 def _module_name(root: Path, path: Path) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from .sandbox.base import Backend, SandboxLeak
-from .workload import Workload
+from sdcs_bench.sandbox.base import Backend, SandboxLeak
+from sdcs_bench.trial.workload import Workload
 
 _MIN_HASHED_BYTES = 64  # tiny files (an empty __init__.py) are common everywhere
 

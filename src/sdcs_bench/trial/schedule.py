@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import unknown
-from .workload import NEUTRAL_PROMPT, CleaveRule, SessionSpec, Workload
+from sdcs_bench.core.errors import unknown
+from sdcs_bench.trial.workload import NEUTRAL_PROMPT, CleaveRule, SessionSpec, Workload
 
 TRANSFORMS = ("as_workload", "single_session")
 

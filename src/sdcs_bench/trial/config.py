@@ -14,8 +14,8 @@ from typing import Any
 
 from pathlib import Path
 
-from .errors import SpecSnapError, one_line, unknown
-from .paths import conf_dir, project_root
+from sdcs_bench.core.errors import SpecSnapError, one_line, unknown
+from sdcs_bench.core.paths import conf_dir, project_root
 
 GROUPS = ("study", "agent", "arm", "workload", "variant")
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecSnapError
+from sdcs_bench.core.errors import SpecSnapError
 
 META = Path(".git") / "specsnap" / "sandbox.json"
 SESSIONS_DIR = Path(".git") / "specsnap" / "sessions"

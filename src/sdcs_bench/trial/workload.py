@@ -13,8 +13,8 @@ from functools import cache
 from pathlib import Path
 
 
-from .errors import SpecSnapError, unknown
-from .paths import conf_dir, project_root
+from sdcs_bench.core.errors import SpecSnapError, unknown
+from sdcs_bench.core.paths import conf_dir, project_root
 
 # The protocol's fixed continuation prompt (data, quoted verbatim from the original protocol).
 NEUTRAL_PROMPT = (
@@ -181,7 +181,7 @@ def registered_workloads() -> dict[str, Path]:
 
 def workload_dir(wid: str) -> Path:
     """The directory a registry file names, checked: one clear error naming the file otherwise."""
-    from .config import read_yaml
+    from sdcs_bench.trial.config import read_yaml
 
     entry = registered_workloads()[wid]
     data = read_yaml(entry)
@@ -198,7 +198,7 @@ def workload_dir(wid: str) -> Path:
 def workload_aliases() -> tuple[dict[str, str], list[str]]:
     """Alias -> workload id, read from every registered workload that can be read; and the problems
     of those that cannot (reported only if a name is not found, never blocking the others)."""
-    from .config import read_yaml
+    from sdcs_bench.trial.config import read_yaml
 
     aliases, problems = {}, []
     for wid in registered_workloads():
@@ -238,7 +238,7 @@ def load_workload(name: str) -> Workload:
 
 
 def _parse_workload(root: Path) -> Workload:
-    from .config import read_yaml
+    from sdcs_bench.trial.config import read_yaml
 
     meta_path = root / "workload.yaml"
     meta = read_yaml(meta_path)
@@ -316,7 +316,7 @@ def _check_schema(meta: dict, meta_path: Path) -> None:
     line naming the file and the key, before any of it is used."""
     import jsonschema
 
-    from .config import _shown, read_yaml
+    from sdcs_bench.trial.config import _shown, read_yaml
 
     schema = read_yaml(project_root() / "workflow" / "schemas" / "workload.schema.yaml")
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(meta))

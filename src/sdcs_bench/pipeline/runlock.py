@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from .errors import SpecSnapError
+from sdcs_bench.core.errors import SpecSnapError
 
 LOCK_FILE = ".run.lock"
 _held: dict[Path, IO[str]] = {}  # study dir -> the open lock file (kept for the process's lifetime)

@@ -8,7 +8,6 @@ So every stage is restartable, cacheable, and can run as a cluster job on anothe
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tarfile
 import tempfile
@@ -16,18 +15,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .agents import agent_kind
-from .agents.expectations import expected_reference_score
-from .arms import Arm
-from .errors import SpecSnapError
-from .fsutil import atomic_path, atomic_write, remove_stale_temporaries
-from .sandbox import make_backend
-from .scaffold import scaffold
-from .schedule import effective_schedule
-from .scoring import score_sandbox
-from .session import run_session
-from .tokens import TokenUsage
-from .workload import load_workload
+from sdcs_bench.agents import agent_kind
+from sdcs_bench.agents.expectations import expected_reference_score
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_temporaries
+from sdcs_bench.sandbox import make_backend
+from sdcs_bench.sandbox.scaffold import scaffold
+from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.scoring import score_sandbox
+from sdcs_bench.session.runner import run_session
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.trial.workload import load_workload
 
 SNAPSHOT = "snapshot.tar.gz"
 STAGE = "stage.json"
@@ -155,7 +154,7 @@ def _keep_attempt(stage_dir: Path, attempt: int) -> None:
 def run_inject_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
     """Plant the workload's poison pill between two sessions (SPEC §5). The record stays in this
     stage's directory, outside the sandbox: the next session sees only the files."""
-    from .poison import inject
+    from sdcs_bench.sandbox.poison import inject
 
     started = time.time()
     _begin(stage_dir)

@@ -8,13 +8,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .arms import Arm
-from .cleave import exempt_patterns, install_guard
-from .errors import SpecSnapError
-from .gitutil import commit_all, init_repo
-from .records import META
-from .workload import Workload
+from sdcs_bench import __version__
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.sandbox.guard import exempt_patterns, install_guard
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.gitutil import commit_all, init_repo
+from sdcs_bench.sandbox.records import META
+from sdcs_bench.trial.workload import Workload
 
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from .plan import read_cells
+from sdcs_bench.pipeline.plan import read_cells
 
 REFERENCE_NOTICE = (
     "Rows of kind 'reference policy' come from SpecSnap's built-in deterministic policies, which "
@@ -101,7 +101,7 @@ def _ledger_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _call_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
     """Every model call of every session (the proxy's per-call ledger), one row each."""
-    from .proxy import read_ledger
+    from sdcs_bench.proxy import read_ledger
 
     rows = []
     for ledger in sorted(trial_dir.glob("session_*/ledger.jsonl"), key=lambda p: int(p.parent.name.split("_")[1])):

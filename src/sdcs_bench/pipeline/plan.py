@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import config
-from .arms import Arm
-from .errors import SpecSnapError, one_line, unknown
-from .fsutil import atomic_write
-from .paths import project_root, study_work_root
-from .proxy.server import DEFAULT_UPSTREAMS
-from .sandbox import resolve_backend_name
-from .schedule import effective_schedule
-from .workload import load_workload
+from sdcs_bench.trial import config
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.core.errors import SpecSnapError, one_line, unknown
+from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.core.paths import project_root, study_work_root
+from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
+from sdcs_bench.sandbox import resolve_backend_name
+from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.trial.workload import load_workload
 
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
@@ -130,7 +130,7 @@ def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str
     stages = ["scaffold"]
     inject = variant.get("inject")
     if inject:
-        from .poison import VERSIONS, poisonable_workloads
+        from sdcs_bench.sandbox.poison import VERSIONS, poisonable_workloads
 
         after = int(inject.get("after_session", 1))
         if not workload.poison:
@@ -151,9 +151,9 @@ def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str
 def check_agent_ready(agent_cfg: dict[str, Any]) -> None:
     """Everything a real agent needs, checked before any work starts: a known harness, its binary
     installed, its replay script valid (replay mode) or its API key in the environment (forward)."""
-    from .agents import make_harness
-    from .agents.real import RealHarness, api_key, proxy_mode
-    from .proxy import ReplayScript
+    from sdcs_bench.agents import make_harness
+    from sdcs_bench.agents.real import RealHarness, api_key, proxy_mode
+    from sdcs_bench.proxy import ReplayScript
 
     harness = make_harness(agent_cfg)
     if not harness.needs_model:
@@ -286,7 +286,7 @@ def write_plan(plan: Plan) -> list[str]:
     while another run holds it, nothing is written, and a plan that differs from the one that run
     is using is refused with one message (the same plan is read as it is, e.g. by ``snakemake -n``).
     A directory planned for another study or other overrides is never replanned."""
-    from .runlock import StudyBusy, hold_study_lock
+    from sdcs_bench.pipeline.runlock import StudyBusy, hold_study_lock
 
     _check_identity(plan)
     files = render_plan(plan)

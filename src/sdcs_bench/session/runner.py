@@ -11,19 +11,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .agents import SessionContext, make_harness
-from .agents.real import api_key, proxy_mode, secret_values
-from .arms import Arm
-from .cleave import CleaveController, cleave_integrity, exempt_patterns, known_commits, qualifies, set_guard
-from .gitutil import changed_paths, git, head, working_diff
-from .leakcheck import leak_check
-from .memory_files import repo_memory_changes, repo_state
-from .paths import project_root
-from .proxy import INFRA_STATUSES, ModelProxy, ReplayScript
-from .records import remember_session
-from .redact import redact_files, redact_record
-from .sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
-from .workload import SessionSpec, Workload
+from sdcs_bench.agents import SessionContext, make_harness
+from sdcs_bench.agents.real import api_key, proxy_mode, secret_values
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.session.cleave import CleaveController, cleave_integrity, known_commits
+from sdcs_bench.sandbox.guard import exempt_patterns, qualifies, set_guard
+from sdcs_bench.core.gitutil import changed_paths, git, head, working_diff
+from sdcs_bench.sandbox.leakcheck import leak_check
+from sdcs_bench.session.memory_files import repo_memory_changes, repo_state
+from sdcs_bench.core.paths import project_root
+from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy, ReplayScript
+from sdcs_bench.sandbox.records import remember_session
+from sdcs_bench.session.redact import redact_files, redact_record
+from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
+from sdcs_bench.trial.workload import SessionSpec, Workload
 
 
 def run_session(
@@ -68,7 +69,7 @@ def run_session(
 
 
 def _replay_script(agent_cfg: dict[str, Any]) -> ReplayScript:
-    from .errors import SpecSnapError
+    from sdcs_bench.core.errors import SpecSnapError
 
     rel = agent_cfg.get("replay_script")
     if not rel:

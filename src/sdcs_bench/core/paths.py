@@ -14,7 +14,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from .errors import SpecSnapError
+from sdcs_bench.core.errors import SpecSnapError
 
 
 def is_project(path: Path) -> bool:

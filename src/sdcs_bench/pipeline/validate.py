@@ -13,12 +13,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .leakcheck import secret_file_hashes
-from .sandbox import Backend
-from .sandbox.base import base_env
-from .scoring.junit import junit_key
-from .scoring.scorer import evaluate_tree
-from .workload import Workload
+from sdcs_bench.sandbox.leakcheck import secret_file_hashes
+from sdcs_bench.sandbox import Backend
+from sdcs_bench.sandbox.base import base_env
+from sdcs_bench.scoring.junit import junit_key
+from sdcs_bench.scoring.scorer import evaluate_tree
+from sdcs_bench.trial.workload import Workload
 
 
 class Checks:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from .errors import SpecSnapError, unknown
-from .paths import project_root
+from sdcs_bench.core.errors import SpecSnapError, unknown
+from sdcs_bench.core.paths import project_root
 
 
 @dataclass(frozen=True)
