@@ -117,9 +117,11 @@ def test_stage_retries_infrastructure_failures_from_the_same_snapshot(tmp_path, 
     ]}))
     plan = make_plan("smoke", ["agent=[replay_command]", "workload=[tier_2]", "arm=[Vanilla]", "variant=[none]",
                                "session.infra_backoff_s=0"], tmp_path / "results")
-    trial = plan.trials[0]
+    from sdcs_bench.trial.spec import TrialSpec
+
+    raw = plan.trials[0]
     with ModelProxy(ledger=tmp_path / "up.jsonl", script=ReplayScript.load(script_path).for_session(1, {})) as up:
-        trial["agent"] = {**trial["agent"], "proxy": "forward", "endpoint": up.url}
+        trial = TrialSpec.from_dict({**raw, "agent": {**raw["agent"], "proxy": "forward", "endpoint": up.url}})
         stages.run_scaffold_stage(trial, tmp_path / "scaffold")
         done = stages.run_session_stage(trial, 1, tmp_path / "scaffold", tmp_path / "s1")
     rec = done["session"]

@@ -33,7 +33,7 @@ def _writing(path: Path | None) -> Path | None:
 @app.callback()
 def _options(
     root: Annotated[Optional[Path], typer.Option("--root", help="the SpecSnap project to use (default: the "
-                                                 "working directory or its nearest parent holding conf/ and tiers/)")] = None,
+                                                 "working directory or its nearest parent holding tiers/ and workflow/schemas/)")] = None,
     log: Annotated[Optional[Path], typer.Option("--log", help="write all output to this file; errors are "
                                                 "also said on the terminal")] = None,
 ) -> None:
@@ -204,12 +204,10 @@ def run_session(
     """Pipeline: run one session of a trial from its predecessor's snapshot."""
     from sdcs_bench.pipeline.stages import load_trial, run_session_stage
 
-    cfg = load_trial(trial)
-    if session > len(cfg["schedule"]):
-        raise SpecSnapError(f"trial {cfg['trial_id']} has {len(cfg['schedule'])} session(s), not {session}")
-    record = run_session_stage(cfg, session, from_stage, _writing(stage_dir))
+    spec = load_trial(trial)
+    record = run_session_stage(spec, session, from_stage, _writing(stage_dir))
     s = record["session"]
-    print(f"{cfg['trial_id']} {s['session']}: {s['status']}, {s['turns']} turns, {s['wall_s']} s", file=sys.stderr)
+    print(f"{spec.trial_id} {s['session']}: {s['status']}, {s['turns']} turns, {s['wall_s']} s", file=sys.stderr)
 
 
 @app.command("score")
@@ -217,11 +215,16 @@ def score(
     trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
     from_stage: Annotated[Path, typer.Option("--from", help="the last session's stage directory")],
     stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
+    session_record: Annotated[Optional[list[Path]], typer.Option(
+        "--session-record", help="each session's stage.json, in order (default: found in the trial's layout)")] = None,
+    injection: Annotated[Optional[Path], typer.Option(
+        "--injection", help="the inject stage's stage.json (poison-pill variants)")] = None,
 ) -> None:
     """Pipeline: score a trial's final snapshot."""
     from sdcs_bench.pipeline.stages import load_trial, run_score_stage
 
-    record = run_score_stage(load_trial(trial), from_stage, _writing(stage_dir))
+    record = run_score_stage(load_trial(trial), from_stage, _writing(stage_dir),
+                             session_records=session_record or None, injection_record=injection)
     print(f"{record['trial']}: raw {record['raw']}, net {record['net']}", file=sys.stderr)
 
 

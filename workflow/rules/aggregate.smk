@@ -1,15 +1,17 @@
 rule aggregate:
     input:
-        cells=f"{PLAN_DIR}/cells.tsv",
+        cells=STUDY.cells,
         scorecards=scorecards(),
+        ledgers=ledgers(),
     output:
-        scorecards=f"{STUDY_DIR}/scorecards.csv",
-        ledger=f"{STUDY_DIR}/ledger.csv",
-        leaderboard=multiext(f"{STUDY_DIR}/leaderboard", ".csv", ".md", ".json"),
+        scorecards=STUDY.scorecards,
+        ledger=STUDY.ledger,
+        calls=STUDY.calls,
+        leaderboard=[STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS],
     log:
-        f"{STUDY_DIR}/logs/aggregate.log",
+        STUDY.log("aggregate", "aggregate"),
     benchmark:
-        f"{STUDY_DIR}/benchmarks/aggregate.tsv"
+        STUDY.benchmark("aggregate", "aggregate")
     conda:
         "../envs/specsnap.yaml"
     params:

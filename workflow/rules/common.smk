@@ -12,6 +12,7 @@ from sdcs_bench.core.paths import use_project
 # The project is the checkout this Snakefile is in (never the one the package was installed from):
 # every job, local or on a cluster node, reads conf/ and tiers/ from here.
 PROJECT_ROOT = str(use_project(Path(workflow.main_snakefile).parent))
+from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, StudyLayout
 from sdcs_bench.pipeline.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
 
 
@@ -24,16 +25,17 @@ def stop(message):
 
 validate(config, schema="../schemas/config.schema.yaml")
 
-STUDY = config["study"]
+STUDY_NAME = config["study"]
 RESULTS = config["results"]
 try:
     # results/<study>, or results/<study>+<digest of the overrides>, or results/<name>
-    RUN = run_name(STUDY, list(config["overrides"]), config.get("name") or None)
+    RUN = run_name(STUDY_NAME, list(config["overrides"]), config.get("name") or None)
 except SpecSnapError as exc:
     stop(exc)
 STUDY_DIR = f"{RESULTS}/{RUN}"
-PLAN_DIR = f"{STUDY_DIR}/plan"
-TRIAL_DIR = f"{STUDY_DIR}/trials/{{trial}}"
+STUDY = StudyLayout(STUDY_DIR)  # every file name comes from sdcs_bench.pipeline.layout
+TRIAL = STUDY.trial("{trial}")
+PLAN_DIR = STUDY.plan_dir
 # Rules call the `specsnap` CLI installed beside this interpreter, activated or not.
 shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="{PROJECT_ROOT}"; ')
 
@@ -43,7 +45,7 @@ shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="
 # writes nothing (and is refused if its plan differs).
 if workflow.is_main_process:
     try:
-        write_plan(make_plan(STUDY, list(config["overrides"]), Path(RESULTS), config.get("name") or None))
+        write_plan(make_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None))
     except SpecSnapError as exc:
         stop(exc)
     except OSError as exc:
@@ -51,7 +53,7 @@ if workflow.is_main_process:
 
         stop(disk_error_message(exc) or exc)
 
-CELLS = {cell["trial"]: cell for cell in read_cells(f"{PLAN_DIR}/cells.tsv")}
+CELLS = {cell["trial"]: cell for cell in read_cells(STUDY.cells)}
 
 
 wildcard_constraints:
@@ -63,25 +65,28 @@ def stages(trial):
     return CELLS[trial]["stages"].split(",")
 
 
-def stage_outputs(trial, stage):
-    base = f"{STUDY_DIR}/trials/{trial}/{stage}"
-    return {"previous": f"{base}/stage.json", "snapshot": f"{base}/snapshot.tar.gz"}
-
-
 def api_units(provider):
     """Resource function: 1 for a session that calls ``provider``'s API, else 0."""
     return lambda wildcards: int(CELLS[wildcards.trial].get("api") == provider)
 
 
+def runtime_min(stage_kind):
+    """Resource function: a job's wall-time limit in minutes, from the trial's own settings (the
+    session timeout times its attempts, plus backoff; the scoring timeout), for cluster executors."""
+    return lambda wildcards: int(CELLS[wildcards.trial][f"{stage_kind}_runtime_min"])
+
+
 def trial_config(wildcards):
-    return CELLS[wildcards.trial]["config"]
+    return STUDY.trial_file(wildcards.trial)
 
 
 def stage_before(trial, here):
     order = stages(trial)
     if here not in order:
         raise WorkflowError(f"trial {trial} has no stage {here}")
-    return stage_outputs(trial, order[order.index(here) - 1])
+    before = order[order.index(here) - 1]
+    layout = STUDY.trial(trial)
+    return {"previous": layout.stage_json(before), "snapshot": layout.snapshot(before)}
 
 
 def previous_session_stage(wildcards):
@@ -93,27 +98,29 @@ def previous_inject_stage(wildcards):
     return stage_before(wildcards.trial, "inject")
 
 
-def injection_record(wildcards):
-    """The score stage also reads the injection record, when the trial has one."""
-    if "inject" in stages(wildcards.trial):
-        return {"injection": f"{STUDY_DIR}/trials/{wildcards.trial}/inject/stage.json"}
-    return {}
-
-
-def session_records(wildcards):
-    """The score stage reads every session's record from its stage (never from the sandbox)."""
+def score_inputs(wildcards):
+    """What the score stage reads: the last session's snapshot, every session's record (never the
+    copy inside the sandbox) and, for a poison-pill trial, the injection record."""
+    layout = STUDY.trial(wildcards.trial)
     order = stages(wildcards.trial)
-    return [f"{STUDY_DIR}/trials/{wildcards.trial}/{s}/stage.json" for s in order if s.startswith("session_")]
+    inputs = stage_before(wildcards.trial, "score")
+    inputs["sessions"] = [layout.stage_json(s) for s in order if s.startswith("session_")]
+    if "inject" in order:
+        inputs["injection"] = layout.stage_json("inject")
+    return inputs
 
 
-def last_session_stage(wildcards):
-    order = stages(wildcards.trial)
-    return stage_outputs(wildcards.trial, order[order.index("score") - 1])
+def injection_flag(wildcards, input):
+    return f"--injection {input.injection}" if "injection" in input.keys() else ""
 
 
 def scorecards():
-    return [f"{STUDY_DIR}/trials/{trial}/score/scorecard.json" for trial in CELLS]
+    return [STUDY.trial(trial).file("score", SCORECARD) for trial in CELLS]
+
+
+def ledgers():
+    return [STUDY.trial(t).outputs(s)["ledger"] for t in CELLS for s in stages(t) if s.startswith("session_")]
 
 
 def get_final_output():
-    return [f"{STUDY_DIR}/leaderboard.{ext}" for ext in ("csv", "md", "json")]
+    return [STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS]

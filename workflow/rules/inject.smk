@@ -3,16 +3,15 @@ rule inject:
         unpack(previous_inject_stage),
         trial=trial_config,
     output:
-        stage=f"{TRIAL_DIR}/inject/stage.json",
-        snapshot=f"{TRIAL_DIR}/inject/snapshot.tar.gz",
+        **TRIAL.outputs("inject"),
     log:
-        f"{STUDY_DIR}/logs/inject/{{trial}}.log",
+        TRIAL.log("inject"),
     benchmark:
-        f"{STUDY_DIR}/benchmarks/inject/{{trial}}.tsv"
+        TRIAL.benchmark("inject")
     conda:
         "../envs/specsnap.yaml"
     params:
-        from_dir=lambda wildcards, input: Path(input.previous).parent,
+        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
         stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
         "specsnap --log {log} inject-poison-pill --trial {input.trial} --from {params.from_dir} "

@@ -2,12 +2,11 @@ rule scaffold:
     input:
         trial=trial_config,
     output:
-        stage=f"{TRIAL_DIR}/scaffold/stage.json",
-        snapshot=f"{TRIAL_DIR}/scaffold/snapshot.tar.gz",
+        **TRIAL.outputs("scaffold"),
     log:
-        f"{STUDY_DIR}/logs/scaffold/{{trial}}.log",
+        TRIAL.log("scaffold"),
     benchmark:
-        f"{STUDY_DIR}/benchmarks/scaffold/{{trial}}.tsv"
+        TRIAL.benchmark("scaffold")
     conda:
         "../envs/specsnap.yaml"
     params:

@@ -1,21 +1,22 @@
 rule score:
     input:
-        unpack(last_session_stage),
-        unpack(injection_record),
-        sessions=session_records,
+        unpack(score_inputs),
         trial=trial_config,
     output:
-        scorecard=f"{TRIAL_DIR}/score/scorecard.json",
-        stage=f"{TRIAL_DIR}/score/stage.json",
+        **TRIAL.outputs("score"),
     log:
-        f"{STUDY_DIR}/logs/score/{{trial}}.log",
+        TRIAL.log("score"),
     benchmark:
-        f"{STUDY_DIR}/benchmarks/score/{{trial}}.tsv"
+        TRIAL.benchmark("score")
     conda:
         "../envs/specsnap.yaml"
+    resources:
+        runtime=runtime_min("score"),
     params:
-        from_dir=lambda wildcards, input: Path(input.previous).parent,
+        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
         stage_dir=lambda wildcards, output: Path(output.stage).parent,
+        sessions=lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions),
+        injection=injection_flag,
     shell:
         "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "
-        "--stage-dir {params.stage_dir}"
+        "--stage-dir {params.stage_dir} {params.sessions} {params.injection}"

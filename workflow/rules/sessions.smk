@@ -3,19 +3,19 @@ rule session:
         unpack(previous_session_stage),
         trial=trial_config,
     output:
-        stage=f"{TRIAL_DIR}/session_{{k}}/stage.json",
-        snapshot=f"{TRIAL_DIR}/session_{{k}}/snapshot.tar.gz",
+        **TRIAL.outputs("session_{k}"),
     log:
-        f"{STUDY_DIR}/logs/session/{{trial}}.session_{{k}}.log",
+        TRIAL.log("session_{k}"),
     benchmark:
-        f"{STUDY_DIR}/benchmarks/session/{{trial}}.session_{{k}}.tsv"
+        TRIAL.benchmark("session_{k}")
     conda:
         "../envs/specsnap.yaml"
     resources:
         # one unit of the provider's API per running session: --resources api_anthropic=4 caps it
         **{f"api_{p}": api_units(p) for p in API_PROVIDERS},
+        runtime=runtime_min("session"),
     params:
-        from_dir=lambda wildcards, input: Path(input.previous).parent,
+        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
         stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
         "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "

@@ -11,6 +11,7 @@ from typing import Any
 
 from sdcs_bench.core.errors import unknown
 from sdcs_bench.agents.base import Harness, Invocation, SessionContext
+from sdcs_bench.trial.spec import agent_kind
 
 ADAPTERS: dict[str, str] = {
     "reference": "reference:ReferenceHarness",
@@ -34,16 +35,6 @@ def make_harness(agent_cfg: dict[str, Any]) -> Harness:
     if kind not in ADAPTERS:
         raise unknown(f"harness of agent {agent_cfg.get('name')!r}:", str(kind), ADAPTERS)
     return harness_class(str(kind))(agent_cfg)
-
-
-def agent_kind(agent_cfg: dict[str, Any]) -> str:
-    """How an agent's rows are labelled everywhere they appear: only a real harness calling a real
-    model (forward mode) produces model results."""
-    if agent_cfg.get("reference"):
-        return "reference policy"
-    if agent_cfg.get("proxy", "forward") == "replay":
-        return "replay (scripted, no model)"
-    return "model"
 
 
 __all__ = ["agent_kind", "ADAPTERS", "Harness", "Invocation", "SessionContext", "harness_class", "make_harness"]

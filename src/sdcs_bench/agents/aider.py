@@ -75,7 +75,7 @@ class AiderHarness(RealHarness):
         ignore = ctx.home / ".config" / "git" / "ignore"  # git's default core.excludesFile
         ignore.parent.mkdir(parents=True, exist_ok=True)
         ignore.write_text(".aider*\n")
-        model = str(self.cfg.get("model") or "gpt-5")
+        model = str(self.cfg["model"])
         argv = [
             str(self.binary()), "--message", ctx.session.prompt,
             "--model", model if "/" in model else f"openai/{model}",

@@ -53,7 +53,7 @@ class Harness(ABC):
 
     @property
     def is_reference(self) -> bool:
-        return bool(self.cfg.get("reference", False))
+        return bool(self.cfg["reference"])
 
     @property
     def needs_model(self) -> bool:
@@ -62,7 +62,7 @@ class Harness(ABC):
 
     @property
     def stop_grace_s(self) -> float:
-        return float(self.cfg.get("stop_grace_s", 10)) if self.exact_stop else 0.0
+        return float(self.cfg["stop_grace_s"]) if self.exact_stop else 0.0
 
     @abstractmethod
     def invocation(self, ctx: SessionContext) -> Invocation:

@@ -55,7 +55,7 @@ class CodexHarness(RealHarness):
         return ctx.home / ".codex"
 
     def config_toml(self, ctx: SessionContext) -> str:
-        model = str(self.cfg.get("model", "gpt-5"))
+        model = str(self.cfg["model"])
         effort = self.options.get("reasoning_effort")
         lines = [
             f"model = {_toml_str(model)}",

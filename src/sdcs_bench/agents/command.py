@@ -35,7 +35,7 @@ class CommandHarness(RealHarness):
 
     def _values(self, ctx: SessionContext) -> dict[str, str]:
         return {"prompt": ctx.session.prompt, "workdir": str(ctx.workdir), "home": str(ctx.home),
-                "endpoint": ctx.endpoint or "", "model": str(self.cfg.get("model", "")), "python": sys.executable,
+                "endpoint": ctx.endpoint or "", "model": str(self.cfg["model"]), "python": sys.executable,
                 "harness_files": str(HARNESS_FILES), "api_key": ctx.api_key or ""}
 
     @staticmethod

@@ -71,7 +71,7 @@ class MiniSweAgentHarness(RealHarness):
         return yaml.safe_load(found[0].read_text()) or {}
 
     def model_name(self) -> str:
-        model = str(self.cfg.get("model") or "gpt-5")
+        model = str(self.cfg["model"])
         return model if "/" in model else f"{self.provider}/{model}"
 
     def config(self, ctx: SessionContext) -> dict[str, Any]:

@@ -58,7 +58,7 @@ class OpencodeHarness(RealHarness):
 
     @property
     def model(self) -> str:
-        return str(self.cfg.get("model", "gpt-5"))
+        return str(self.cfg["model"])
 
     @property
     def sdk_package(self) -> str:

@@ -47,11 +47,11 @@ class RealHarness(Harness):
 
     @property
     def provider(self) -> str:
-        return str(self.cfg.get("provider", "none"))
+        return str(self.cfg["provider"])
 
     @property
     def options(self) -> dict[str, Any]:
-        return dict(self.cfg.get("options") or {})
+        return dict(self.cfg["options"] or {})
 
     def binary(self) -> Path:
         return resolve_binary(self.pin or self.name, self.cfg.get("binary"))
@@ -122,7 +122,7 @@ def proxy_env_flag() -> dict[str, str]:
 
 
 def proxy_mode(agent_cfg: dict[str, Any]) -> str:
-    mode = str(agent_cfg.get("proxy", "forward"))
+    mode = str(agent_cfg["proxy"])
     if mode not in ("forward", "replay"):
         from sdcs_bench.core.errors import SpecSnapError
 
@@ -151,10 +151,15 @@ def api_key(agent_cfg: dict[str, Any]) -> str:
 
 def _replay_hint(agent_cfg: dict[str, Any]) -> str:
     """The offline stand-in for this agent's harness, if the project has one."""
+    from sdcs_bench.core.errors import SpecSnapError
     from sdcs_bench.core.paths import conf_dir
 
     replay = f"replay_{agent_cfg.get('harness')}"
-    if (conf_dir() / "agent" / f"{replay}.yaml").is_file():
+    try:
+        known = (conf_dir() / "agent" / f"{replay}.yaml").is_file()
+    except SpecSnapError:  # a pipeline stage on a node without conf/
+        known = False
+    if known:
         return f", or test the harness offline with its replay agent (agent={replay})"
     return ""
 

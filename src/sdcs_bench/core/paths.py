@@ -3,7 +3,7 @@
 The project root is the checkout the user runs in, never the one the package happens to be
 installed from: ``--root`` (the CLI) or ``SPECSNAP_ROOT`` (which the Snakefile sets to its own
 directory for every job), else the working directory or the nearest parent of it holding
-``conf/config.yaml`` and ``tiers/``.
+``tiers/`` and ``workflow/schemas/``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,13 @@ from pathlib import Path
 from sdcs_bench.core.errors import SpecSnapError
 
 
+MARKS = "tiers/ and workflow/schemas/"
+
+
 def is_project(path: Path) -> bool:
-    return (path / "conf" / "config.yaml").is_file() and (path / "tiers").is_dir()
+    """A SpecSnap checkout. (``conf/`` is what planning reads; a pipeline stage reads only its trial
+    file and the workload's files, so a node without ``conf/`` can still run stages.)"""
+    return (path / "tiers").is_dir() and (path / "workflow" / "schemas").is_dir()
 
 
 @cache
@@ -26,14 +31,14 @@ def project_root() -> Path:
     env = os.environ.get("SPECSNAP_ROOT")
     if env:
         if not is_project(Path(env)):
-            raise SpecSnapError(f"SPECSNAP_ROOT={env} is not a SpecSnap project (no conf/config.yaml and tiers/ there)")
+            raise SpecSnapError(f"SPECSNAP_ROOT={env} is not a SpecSnap project (no {MARKS} there)")
         return Path(env).resolve()
     cwd = Path.cwd().resolve()
     for cand in (cwd, *cwd.parents):
         if is_project(cand):
             return cand
     raise SpecSnapError(
-        f"{cwd} is not inside a SpecSnap project (a directory with conf/config.yaml and tiers/); "
+        f"{cwd} is not inside a SpecSnap project (a directory with {MARKS}); "
         "run from a clone of the project, or pass --root DIR (or set SPECSNAP_ROOT)"
     )
 
@@ -42,7 +47,7 @@ def use_project(root: Path | str) -> Path:
     """Make ``root`` this process's project (and its children's, through ``SPECSNAP_ROOT``)."""
     root = Path(root).resolve()
     if not is_project(root):
-        raise SpecSnapError(f"{root} is not a SpecSnap project (no conf/config.yaml and tiers/ there)")
+        raise SpecSnapError(f"{root} is not a SpecSnap project (no {MARKS} there)")
     os.environ["SPECSNAP_ROOT"] = str(root)
     project_root.cache_clear()
     return root
@@ -58,7 +63,11 @@ def installed_checkout() -> Path | None:
 
 
 def conf_dir() -> Path:
-    return project_root() / "conf"
+    """The config tree, which planning (and listing) reads; pipeline stages never do."""
+    conf = project_root() / "conf"
+    if not (conf / "config.yaml").is_file():
+        raise SpecSnapError(f"{conf}/config.yaml does not exist: planning and listing need the project's conf/ tree")
+    return conf
 
 
 def default_work_root() -> Path:

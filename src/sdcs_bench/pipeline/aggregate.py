@@ -1,4 +1,4 @@
-"""Aggregate a study's scorecards into scorecards.csv, ledger.csv and the leaderboard (SPEC §9)."""
+"""Aggregate a study's scorecards into scorecards.csv, ledger.csv, calls.csv and the leaderboard."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Any
 
 import pandas as pd
 
+from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
+from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
 
 REFERENCE_NOTICE = (
     "Rows of kind 'reference policy' come from SpecSnap's built-in deterministic policies, which "
@@ -19,7 +21,6 @@ REPLAY_NOTICE = (
     "Rows of kind 'replay (scripted, no model)' come from a real harness binary driven by a scripted "
     "replay of model replies. They test the harness adapters end to end; they are not model results."
 )
-REPLAY_KIND = "replay (scripted, no model)"
 GROUP = ["workload", "arm", "agent", "agent_kind", "variant"]
 
 
@@ -72,10 +73,14 @@ def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
     return ok
 
 
-def _ledger_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
+def _sessions(cell: dict[str, str]) -> list[str]:
+    return [s for s in cell["stages"].split(",") if s.startswith("session_")]
+
+
+def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
-    for stage in sorted(trial_dir.glob("session_*/stage.json"), key=lambda p: int(p.parent.name.split("_")[1])):
-        rec = json.loads(stage.read_text())["session"]
+    for session in sessions:
+        rec = json.loads(Path(layout.stage_json(session)).read_text())["session"]
         rows.append(
             {
                 "trial": card["trial"],
@@ -99,17 +104,18 @@ def _ledger_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _call_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
+def _call_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any]) -> list[dict[str, Any]]:
     """Every model call of every session (the proxy's per-call ledger), one row each."""
     from sdcs_bench.proxy import read_ledger
 
     rows = []
-    for ledger in sorted(trial_dir.glob("session_*/ledger.jsonl"), key=lambda p: int(p.parent.name.split("_")[1])):
+    for session in sessions:
+        ledger = Path(layout.outputs(session)["ledger"])
         for call in read_ledger(ledger):
             usage = call.get("usage") or {}
             rows.append({
                 "trial": card["trial"], "agent": card["agent"], "agent_kind": card["agent_kind"],
-                "session": ledger.parent.name, "seq": call["seq"], "protocol": call.get("protocol"),
+                "session": session, "seq": call["seq"], "protocol": call.get("protocol"),
                 "kind": call.get("kind"), "model": call.get("model"), "status": call.get("status"),
                 "refused": call.get("refused"), "latency_s": call.get("latency_s"), "source": call.get("source"),
                 **{f"tokens_{k}": usage.get(k) for k in ("uncached_input", "cache_read", "cache_write", "output",
@@ -119,31 +125,33 @@ def _call_rows(trial_dir: Path, card: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def aggregate(study_dir: Path) -> pd.DataFrame:
-    cells = read_cells(study_dir / "plan" / "cells.tsv")
+    study = StudyLayout(str(study_dir))
+    cells = read_cells(Path(study.cells))
     cards, ledger, calls = [], [], []
     for cell in cells:
-        trial_dir = study_dir / "trials" / cell["trial"]
-        card = json.loads((trial_dir / "score" / "scorecard.json").read_text())
+        layout, sessions = study.trial(cell["trial"]), _sessions(cell)
+        card = json.loads(Path(layout.file("score", SCORECARD)).read_text())
         cards.append(_scorecard_row(card))
-        ledger += _ledger_rows(trial_dir, card)
-        calls += _call_rows(trial_dir, card)
+        ledger += _ledger_rows(layout, sessions, card)
+        calls += _call_rows(layout, sessions, card)
     scorecards = pd.DataFrame(cards)
-    scorecards.to_csv(study_dir / "scorecards.csv", index=False)
-    pd.DataFrame(ledger).to_csv(study_dir / "ledger.csv", index=False)
-    pd.DataFrame(calls).to_csv(study_dir / "calls.csv", index=False)
+    scorecards.to_csv(study.scorecards, index=False)
+    pd.DataFrame(ledger).to_csv(study.ledger, index=False)
+    pd.DataFrame(calls).to_csv(study.calls, index=False)
     board = leaderboard(scorecards)
-    board.to_csv(study_dir / "leaderboard.csv", index=False)
-    study = cards[0]["study"] if cards else study_dir.name
-    (study_dir / "leaderboard.md").write_text(to_markdown(board, study))
+    board.to_csv(study.leaderboard("csv"), index=False)
+    name = cards[0]["study"] if cards else Path(study_dir).name
+    Path(study.leaderboard("md")).write_text(to_markdown(board, name))
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
         "/".join(str(row[k]) for k in GROUP if k != "agent_kind"): {k: row[k] for k in ("raw", "net", "tes", "tokens")}
         for row in rows
     }
-    payload = {"study": study, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE, "rows": rows,
+    payload = {"study": name, "run": Path(study_dir).name, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE,
+               "rows": rows,
                "metrics": metrics}
-    (study_dir / "leaderboard.json").write_text(json.dumps(payload, indent=2))
+    Path(study.leaderboard("json")).write_text(json.dumps(payload, indent=2))
     return board
 
 
@@ -171,7 +179,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
 
 def to_markdown(board: pd.DataFrame, study: str) -> str:
     lines = [f"# SpecSnap leaderboard: study `{study}`", ""]
-    if (board["agent_kind"] == "reference policy").any():
+    if (board["agent_kind"] == REFERENCE_KIND).any():
         lines += [f"> {REFERENCE_NOTICE}", ""]
     if (board["agent_kind"] == REPLAY_KIND).any():
         lines += [f"> {REPLAY_NOTICE}", ""]

@@ -25,19 +25,13 @@ from sdcs_bench.core.paths import project_root, study_work_root
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.trial.spec import api_provider
 from sdcs_bench.trial.workload import load_workload
 
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
-                "config")
+                "session_runtime_min", "score_runtime_min", "config")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
-
-
-def api_provider(agent_cfg: dict[str, Any]) -> str:
-    """The provider whose API a session of this agent calls ("none": reference policies, replays)."""
-    if agent_cfg.get("reference") or agent_cfg.get("proxy", "forward") != "forward":
-        return "none"
-    return str(agent_cfg.get("provider", "none"))
 
 
 @dataclass
@@ -148,29 +142,39 @@ def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str
     return [*stages, "score"]
 
 
-def check_agent_ready(agent_cfg: dict[str, Any]) -> None:
+def check_agent_ready(agent_cfg: dict[str, Any]) -> dict[str, Any]:
     """Everything a real agent needs, checked before any work starts: a known harness, its binary
-    installed, its replay script valid (replay mode) or its API key in the environment (forward)."""
+    installed, its replay script valid (replay mode) or its API key in the environment (forward).
+    Returns the agent as a trial carries it: a replay script's content embedded, so no stage
+    reads ``conf/``."""
     from sdcs_bench.agents import make_harness
     from sdcs_bench.agents.real import RealHarness, api_key, proxy_mode
     from sdcs_bench.proxy import ReplayScript
 
     harness = make_harness(agent_cfg)
     if not harness.needs_model:
-        return
+        return agent_cfg
     if proxy_mode(agent_cfg) == "replay":
         rel = agent_cfg.get("replay_script")
         if not rel:
             raise SpecSnapError(f"agent {agent_cfg['name']!r} runs in replay mode but names no replay_script")
-        ReplayScript.load(project_root() / rel)
+        data = config.read_yaml(project_root() / rel)
+        ReplayScript.from_data(data, Path(rel))  # validated now, not mid-session
+        agent_cfg = {**agent_cfg, "replay_script_data": data}
     else:
         api_key(agent_cfg)
     if isinstance(harness, RealHarness) and harness.pin is not None:
         harness.binary()
+    return agent_cfg
 
 
-def _digest(data: Any) -> str:
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+def _relative(path: Path) -> str:
+    """A project path as the trial records it: relative to the project root (a cluster node may
+    hold the project elsewhere), absolute when it lies outside."""
+    try:
+        return Path(path).resolve().relative_to(project_root()).as_posix()
+    except ValueError:
+        return str(Path(path).resolve())
 
 
 def make_plan(study: str, overrides: list[str] = (), results: Path = Path("results"), name: str | None = None) -> Plan:
@@ -191,14 +195,12 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     grid = {**cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
-    for agent_name in grid["agent"]:
-        check_agent_ready(config.entity("agent", agent_name))
+    agents = {name: check_agent_ready(config.entity("agent", name)) for name in grid["agent"]}
     trials = []
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
         workload = load_workload(wid)
-        arm_cfg = config.entity("arm", arm_name)
-        agent_cfg, variant_cfg = config.entity("agent", agent_name), config.entity("variant", variant_name)
-        arm = Arm.from_config(arm_cfg)  # fails here, before any work, if an arm file is missing
+        arm = Arm.from_config(config.entity("arm", arm_name))  # a missing arm file fails here, before any work
+        agent_cfg, variant_cfg = agents[agent_name], config.entity("variant", variant_name)
         schedule = effective_schedule(workload, variant_cfg)
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
         trials.append(
@@ -206,14 +208,14 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "trial_id": tid,
                 "study": study,
                 "run": run,
-                "workload": {"id": workload.id, "fingerprint": workload.fingerprint()},
-                "arm": arm_cfg,
-                "arm_digest": _digest([[f.path, f.text, f.generator, f.options] for f in arm.files]),
+                "workload": {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint()},
+                "arm": arm.to_config(),
                 "agent": agent_cfg,
                 "variant": variant_cfg,
                 "seed": seed,
                 "schedule": [
-                    {"session": s.name, "prompt": s.prompt_source, "cleave": str(s.cleave)} for s in schedule
+                    {"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
+                    for s in schedule
                 ],
                 "stages": trial_stages(workload, variant_cfg, len(schedule)),
                 "sandbox": {"backend": backend},
@@ -239,6 +241,18 @@ def _validate_trials(trials: list[dict]) -> None:
             raise SpecSnapError(f"trial {trial['trial_id']}: config invalid at {where}: {exc.message}") from None
 
 
+def runtimes_min(trial: dict[str, Any]) -> tuple[int, int]:
+    """Wall-time limits (minutes) of a trial's session and score jobs, for cluster executors: every
+    attempt of a session at its timeout plus the backoff between them, and the scoring timeout,
+    each with a few minutes for the stage's own work."""
+    import math
+
+    s = trial["session"]
+    attempts = s["infra_retries"] + 1
+    session_s = s["timeout_s"] * attempts + s["infra_backoff_s"] * (2 ** s["infra_retries"] - 1)
+    return math.ceil(session_s / 60) + 5, math.ceil(trial["scoring"]["timeout_s"] / 60) + 5
+
+
 def render_plan(plan: Plan) -> dict[Path, str]:
     """Every file of the plan and its text: ``study.json``, ``cells.tsv`` and one config per trial."""
     trials_dir = plan.directory / "trials"
@@ -252,7 +266,7 @@ def render_plan(plan: Plan) -> dict[Path, str]:
                 t["trial_id"], t["workload"]["id"], t["arm"]["name"], t["agent"]["name"], t["variant"]["name"],
                 t["seed"], str(bool(t["agent"].get("reference"))).lower(), t["agent"].get("provider", "none"),
                 api_provider(t["agent"]),
-                ",".join(t["stages"]), (trials_dir / f"{t['trial_id']}.json").as_posix(),
+                ",".join(t["stages"]), *runtimes_min(t), (trials_dir / f"{t['trial_id']}.json").as_posix(),
             ]
         )
     files[plan.directory / "cells.tsv"] = buf.getvalue()

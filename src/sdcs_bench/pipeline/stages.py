@@ -1,4 +1,4 @@
-"""Pipeline stages of one trial (SPEC §9): scaffold -> session_k -> score.
+"""Pipeline stages of one trial: scaffold -> session_k [-> inject] -> score (docs/pipeline.md).
 
 Each stage starts from its predecessor's snapshot alone and ends by writing, atomically, a
 snapshot of the sandbox and ``stage.json`` (written last: its presence means the stage is done).
@@ -15,25 +15,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sdcs_bench.agents import agent_kind
 from sdcs_bench.agents.expectations import expected_reference_score
-from sdcs_bench.trial.arms import Arm
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_temporaries
 from sdcs_bench.sandbox import make_backend
 from sdcs_bench.sandbox.scaffold import scaffold
-from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.scoring import score_sandbox
 from sdcs_bench.session.runner import run_session
 from sdcs_bench.core.tokens import TokenUsage
-from sdcs_bench.trial.workload import load_workload
-
-SNAPSHOT = "snapshot.tar.gz"
-STAGE = "stage.json"
+from sdcs_bench.pipeline.layout import CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, trial_layout
+from sdcs_bench.trial.spec import TrialSpec
 
 
-def load_trial(path: Path) -> dict[str, Any]:
-    return json.loads(Path(path).read_text())
+def load_trial(path: Path) -> TrialSpec:
+    return TrialSpec.load(path)
 
 
 def write_snapshot(workdir: Path, stage_dir: Path) -> Path:
@@ -54,14 +49,10 @@ def restore_snapshot(stage_dir: Path, workdir: Path) -> None:
         tar.extractall(workdir, filter="tar")
 
 
-def trial_workdir(trial: dict[str, Any]) -> Path:
-    return Path(trial["work_dir"]) / "sandbox"
-
-
-def _clear_live(trial: dict[str, Any]) -> None:
+def _clear_live(trial: TrialSpec) -> None:
     """The live sandbox (and the sessions' private HOMEs) exist only while a stage runs: once its
     snapshot is written, the next stage restores from that alone, so nothing lingers in the work root."""
-    shutil.rmtree(trial["work_dir"], ignore_errors=True)
+    shutil.rmtree(trial.work_dir, ignore_errors=True)
 
 
 def _begin(stage_dir: Path) -> None:
@@ -70,60 +61,58 @@ def _begin(stage_dir: Path) -> None:
     remove_stale_temporaries(stage_dir)
 
 
-def _finish(stage_dir: Path, name: str, trial: dict, started: float, **fields: Any) -> dict[str, Any]:
+def _finish(stage_dir: Path, name: str, trial: TrialSpec, started: float, **fields: Any) -> dict[str, Any]:
     record = {
         "stage": name,
-        "trial": trial["trial_id"],
+        "trial": trial.trial_id,
         "status": "done",
         "started": started,
         "finished": time.time(),
         "wall_s": round(time.time() - started, 3),
-        "reference_policy": bool(trial["agent"].get("reference")),
+        "reference_policy": trial.is_reference,
         **fields,
     }
-    atomic_write(stage_dir / STAGE, json.dumps(record, indent=2, default=str))
+    atomic_write(stage_dir / STAGE_FILE, json.dumps(record, indent=2, default=str))
     return record
 
 
-def run_scaffold_stage(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any]:
+def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     started = time.time()
     _begin(stage_dir)
-    workdir = trial_workdir(trial)
+    workdir = trial.sandbox_dir
     if workdir.exists():
         shutil.rmtree(workdir)
-    meta = scaffold(load_workload(trial["workload"]["id"]), Arm.from_config(trial["arm"]), workdir)
+    meta = scaffold(trial.workload, trial.arm, workdir)
     write_snapshot(workdir, stage_dir)
     _clear_live(trial)
-    atomic_write(stage_dir / "manifest.json", json.dumps(meta["manifest"], indent=2))
+    atomic_write(stage_dir / MANIFEST, json.dumps(meta["manifest"], indent=2))
     return _finish(stage_dir, "scaffold", trial, started, baseline_commit=meta["baseline_commit"])
 
 
-def run_session_stage(trial: dict[str, Any], index: int, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
+def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
     """Run one session from its predecessor's snapshot. An infrastructure failure (the harness died
     before its first model call; the provider was overloaded) is retried from the same snapshot
     with exponential backoff; whatever the agent itself did is data and is never retried. Each
     failed attempt's records are kept under ``attempts/N/``."""
+    if not 1 <= index <= len(trial.schedule):
+        raise SpecSnapError(f"trial {trial.trial_id} has {len(trial.schedule)} session(s), not {index}")
     started = time.time()
     _begin(stage_dir)
-    workload = load_workload(trial["workload"]["id"])
-    schedule = effective_schedule(workload, trial["variant"])
-    workdir = trial_workdir(trial)
-    retries = int(trial["session"].get("infra_retries", 0))
-    backoff = float(trial["session"].get("infra_backoff_s", 0))
+    retries, backoff = trial.session.infra_retries, trial.session.infra_backoff_s
     failed: list[dict[str, Any]] = []
     for attempt in range(retries + 1):
-        restore_snapshot(prev_stage, workdir)
+        restore_snapshot(prev_stage, trial.sandbox_dir)
         record = run_session(
-            trial_id=trial["trial_id"],
+            trial_id=trial.trial_id,
             index=index,
-            session=schedule[index - 1],
-            workload=workload,
-            arm=Arm.from_config(trial["arm"]),
-            agent_cfg=trial["agent"],
-            workdir=workdir,
+            session=trial.schedule[index - 1],
+            workload=trial.workload,
+            arm=trial.arm,
+            agent_cfg=trial.agent,
+            workdir=trial.sandbox_dir,
             stage_dir=stage_dir,
-            backend=make_backend(trial["sandbox"]["backend"]),
-            timeout_s=float(trial["session"]["timeout_s"]),
+            backend=make_backend(trial.backend),
+            timeout_s=trial.session.timeout_s,
         )
         if not record.get("infra_failure"):
             break
@@ -131,14 +120,15 @@ def run_session_stage(trial: dict[str, Any], index: int, prev_stage: Path, stage
         _keep_attempt(stage_dir, attempt + 1)
         if attempt == retries:
             raise SpecSnapError(
-                f"trial {trial['trial_id']} session {index}: infrastructure failure after {retries + 1} attempt(s) "
+                f"trial {trial.trial_id} session {index}: infrastructure failure after {retries + 1} attempt(s) "
                 f"({record['infra_failure']}); records in {stage_dir / 'attempts'}; rerun to resume"
             )
         time.sleep(backoff * 2**attempt)
     record["infra_attempts"] = failed
-    if record["cleave"].get("fired"):
-        atomic_write(stage_dir / "cleave.diff", record["cleave"]["diff"])
-    write_snapshot(workdir, stage_dir)
+    # Every declared output exists: an empty ledger (no model was called), an empty diff (no cleave).
+    atomic_write(stage_dir / CLEAVE_DIFF, record["cleave"].get("diff", "") if record["cleave"].get("fired") else "")
+    (stage_dir / LEDGER).touch()
+    write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
     return _finish(stage_dir, f"session_{index}", trial, started, tokens=record["tokens"], session=record)
 
@@ -147,44 +137,49 @@ def _keep_attempt(stage_dir: Path, attempt: int) -> None:
     keep = stage_dir / "attempts" / str(attempt)
     keep.mkdir(parents=True, exist_ok=True)
     for path in stage_dir.iterdir():
-        if path.is_file() and path.name not in (STAGE, SNAPSHOT):
+        if path.is_file() and path.name not in (STAGE_FILE, SNAPSHOT):
             path.replace(keep / path.name)
 
 
-def run_inject_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
+def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
     """Plant the workload's poison pill between two sessions (SPEC §5). The record stays in this
     stage's directory, outside the sandbox: the next session sees only the files."""
     from sdcs_bench.sandbox.poison import inject
 
+    if trial.injection is None:
+        raise SpecSnapError(f"trial {trial.trial_id}: its variant {trial.variant['name']!r} plants no poison pill")
     started = time.time()
     _begin(stage_dir)
-    workdir = trial_workdir(trial)
-    restore_snapshot(prev_stage, workdir)
-    record = inject(load_workload(trial["workload"]["id"]), workdir, trial["variant"]["inject"]["poison"])
-    write_snapshot(workdir, stage_dir)
+    restore_snapshot(prev_stage, trial.sandbox_dir)
+    record = inject(trial.workload, trial.sandbox_dir, trial.injection["poison"])
+    write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
     return _finish(stage_dir, "inject", trial, started, injection=record)
 
 
-def injection_of(trial: dict[str, Any], stage_dir: Path) -> dict[str, Any] | None:
-    """The injection record of a trial with an inject stage (read from its stage.json)."""
-    if "inject" not in trial.get("stages", []):
-        return None
-    return json.loads((stage_dir.parent / "inject" / STAGE).read_text())["injection"]
+def stage_inputs(trial: TrialSpec, stage_dir: Path) -> tuple[list[Path], Path | None]:
+    """The score stage's inputs in the trial's layout: every session's stage record and the injection
+    record (when the trial has one). The pipeline passes them explicitly; this is for by-hand use."""
+    layout = trial_layout(stage_dir)
+    sessions = [Path(layout.stage_json(s)) for s in trial.stages if s.startswith("session_")]
+    injection = Path(layout.stage_json("inject")) if "inject" in trial.stages else None
+    return sessions, injection
 
 
-def session_stage_records(trial: dict[str, Any], trial_dir: Path) -> list[dict[str, Any]]:
-    """The session records of a trial as its session stages wrote them, outside the sandbox (a later
-    session's agent can rewrite anything inside the sandbox, its ``.git`` included)."""
-    sessions = [s for s in trial["stages"] if s.startswith("session_")]
-    return [json.loads((trial_dir / s / STAGE).read_text())["session"] for s in sessions]
-
-
-def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
+def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, session_records: list[Path] | None = None,
+                    injection_record: Path | None = None) -> dict[str, Any]:
+    """Score the last snapshot. Session records are read from the session stages (outside the
+    sandbox: a later session's agent can rewrite anything inside it, its ``.git`` included)."""
     started = time.time()
     _begin(stage_dir)
-    workload = load_workload(trial["workload"]["id"])
-    records = session_stage_records(trial, stage_dir.parent)
+    if session_records is None:
+        session_records, injection_record = stage_inputs(trial, stage_dir)
+    records = [json.loads(Path(p).read_text())["session"] for p in session_records]
+    injection = json.loads(Path(injection_record).read_text())["injection"] if injection_record else None
+    if (injection is None) != (trial.injection is None):
+        raise SpecSnapError(f"trial {trial.trial_id}: its variant {'plants' if trial.injection else 'plants no'} "
+                            "poison pill, but the score stage was given "
+                            f"{'no' if injection is None else 'an'} injection record")
     tokens = TokenUsage(source="none")
     for rec in records:
         tokens = tokens + TokenUsage.from_dict(rec["tokens"])
@@ -192,25 +187,10 @@ def run_score_stage(trial: dict[str, Any], prev_stage: Path, stage_dir: Path) ->
         final = Path(tmp) / "sandbox"
         restore_snapshot(prev_stage, final)
         card = score_sandbox(
-            workload, final, tokens=tokens, backend=make_backend(trial["sandbox"]["backend"]),
-            timeout_s=float(trial["scoring"]["timeout_s"]), injection=injection_of(trial, stage_dir),
-            sessions=records,
+            trial.workload, final, tokens=tokens, backend=make_backend(trial.backend),
+            timeout_s=trial.scoring_timeout_s, injection=injection, sessions=records,
         )
-    expected = expected_reference_score(workload, Arm.from_config(trial["arm"]), trial["agent"], trial["variant"])
-    card = {**trial_labels(trial), **card, "expected": expected}
-    atomic_write(stage_dir / "scorecard.json", json.dumps(card, indent=2))
+    expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
+    card = {**trial.labels(), **card, "expected": expected}
+    atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
     return _finish(stage_dir, "score", trial, started, net=card["net"], raw=card["raw"], valid=card["valid"])
-
-
-def trial_labels(trial: dict[str, Any]) -> dict[str, Any]:
-    agent = trial["agent"]
-    return {
-        "trial": trial["trial_id"],
-        "study": trial["study"],
-        "agent": agent["name"],
-        "agent_kind": agent_kind(agent),
-        "harness": agent.get("harness"),
-        "model": agent.get("model"),
-        "variant": trial["variant"]["name"],
-        "seed": trial["seed"],
-    }

@@ -63,10 +63,18 @@ class ReplayScript:
             data = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as exc:
             raise SpecSnapError(f"replay script {path} is not valid YAML: {exc}") from exc
+        return cls.from_data(data, path)
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], path: Path) -> ReplayScript:
+        """A script from its parsed content (a trial file carries it, so a stage reads no conf/);
+        ``path`` only names it in messages."""
+        if not isinstance(data, dict):
+            raise SpecSnapError(f"replay script {path} must be a mapping (model, sessions or responses)")
         sessions = {str(k): v for k, v in (data.get("sessions") or {}).items()}
         if "responses" in data:
             sessions["*"] = data["responses"]
-        script = cls(path, str(data.get("model", "replay-model")), sessions)
+        script = cls(Path(path), str(data.get("model", "replay-model")), sessions)
         for key, entries in sessions.items():
             for i, raw in enumerate(entries or []):
                 _entry(raw, f"{path} session {key} entry {i + 1}", {})  # validate now, not mid-session

@@ -19,6 +19,7 @@ from sdcs_bench.sandbox.guard import exempt_patterns, qualifies, set_guard
 from sdcs_bench.core.gitutil import changed_paths, git, head, working_diff
 from sdcs_bench.sandbox.leakcheck import leak_check
 from sdcs_bench.session.memory_files import repo_memory_changes, repo_state
+from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy, ReplayScript
 from sdcs_bench.sandbox.records import remember_session
@@ -69,11 +70,12 @@ def run_session(
 
 
 def _replay_script(agent_cfg: dict[str, Any]) -> ReplayScript:
-    from sdcs_bench.core.errors import SpecSnapError
-
+    """The agent's replay script: the content a trial file carries, else the file it names."""
     rel = agent_cfg.get("replay_script")
     if not rel:
         raise SpecSnapError(f"agent {agent_cfg.get('name')!r} runs in replay mode but names no replay_script")
+    if agent_cfg.get("replay_script_data") is not None:
+        return ReplayScript.from_data(agent_cfg["replay_script_data"], Path(rel))
     path = Path(rel) if Path(rel).is_absolute() else project_root() / rel
     return ReplayScript.load(path)
 

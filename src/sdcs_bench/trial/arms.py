@@ -65,6 +65,15 @@ class Arm:
             notes_caps=cfg.get("notes_cap_tokens"),
         )
 
+    def to_config(self) -> dict[str, Any]:
+        """The arm resolved: every file's text read (``source`` files included), so whatever reads it
+        later (a pipeline stage) needs no project file beside it."""
+        files = [{"path": f.path, "generator": f.generator, "options": dict(f.options)} if f.generator
+                 else {"path": f.path, "text": f.text} for f in self.files]
+        return {"name": self.name, "description": self.description, "files": files,
+                "memory_files": list(self.memory_files), "notes_file": self.notes_file,
+                "notes_cap_tokens": self.notes_caps}
+
     def notes_cap(self, workload_id: str) -> int | None:
         caps = self.notes_caps
         if isinstance(caps, dict):

@@ -103,7 +103,10 @@ def _entity(group: str, name: str) -> dict[str, Any]:
     path = conf_dir() / group / f"{name}.yaml"
     read_yaml(path)
     try:
-        return compose([f"+{group}={name}"] if group != "study" else [f"study={name}"])[group]
+        composed = compose([f"+{group}={name}"] if group != "study" else [f"study={name}"])
+        if group == "agent":  # conf/config.yaml's agent_defaults: the one place an agent setting defaults
+            return {**composed.get("agent_defaults", {}), **composed["agent"]}
+        return composed[group]
     except SpecSnapError:
         raise
     except Exception as exc:  # Hydra / OmegaConf: interpolation, type or key errors inside the file

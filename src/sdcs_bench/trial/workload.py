@@ -233,8 +233,15 @@ def resolve_workload_id(name: str | None = None, tier: int | None = None) -> str
 
 @cache
 def load_workload(name: str) -> Workload:
+    """A registered workload by id or alias (reads ``conf/workload/``)."""
     wid = resolve_workload_id(name)
-    return _parse_workload(workload_dir(wid))
+    return load_workload_dir(workload_dir(wid))
+
+
+@cache
+def load_workload_dir(root: Path) -> Workload:
+    """A workload from its own directory alone (what a pipeline stage reads: never ``conf/``)."""
+    return _parse_workload(Path(root).resolve())
 
 
 def _parse_workload(root: Path) -> Workload:

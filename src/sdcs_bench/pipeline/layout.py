@@ -1,0 +1,132 @@
+"""Where every file of a study lives: the one place that names them.
+
+The Snakemake rules (``workflow/rules/common.smk``) and the Python stages both take paths from
+here, so a file is named once. Paths are plain strings built by formatting, so the rules can
+pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_{k}")``).
+
+    results/<run>/
+      plan/study.json  plan/cells.tsv  plan/trials/<trial>.json
+      trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
+        scaffold/manifest.json
+        session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff
+                     (and the harness's own records; attempts/<n>/ after an infrastructure retry)
+        inject/      (the injection record is in its stage.json)
+        score/scorecard.json
+      logs/<rule>/<trial>[.<stage>].log   benchmarks/<rule>/<trial>[.<stage>].tsv
+      scorecards.csv  ledger.csv  calls.csv  leaderboard.{csv,md,json}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+STAGE_FILE = "stage.json"
+SNAPSHOT = "snapshot.tar.gz"
+MANIFEST = "manifest.json"
+LEDGER = "ledger.jsonl"
+TRANSCRIPT = "transcript.jsonl"
+AGENT_STDERR = "agent.stderr.log"
+CLEAVE_DIFF = "cleave.diff"
+SCORECARD = "scorecard.json"
+LEADERBOARD_EXTS = ("csv", "md", "json")
+
+
+def stage_rule(stage: str) -> str:
+    """The Snakemake rule that runs a stage (``session_3`` -> ``session``)."""
+    return "session" if stage.startswith("session_") else stage
+
+
+@dataclass(frozen=True)
+class StudyLayout:
+    study_dir: str
+
+    @property
+    def plan_dir(self) -> str:
+        return f"{self.study_dir}/plan"
+
+    @property
+    def cells(self) -> str:
+        return f"{self.plan_dir}/cells.tsv"
+
+    @property
+    def study_file(self) -> str:
+        return f"{self.plan_dir}/study.json"
+
+    def trial_file(self, trial: str) -> str:
+        return f"{self.plan_dir}/trials/{trial}.json"
+
+    def trial(self, trial: str) -> TrialLayout:
+        return TrialLayout(self.study_dir, trial)
+
+    @property
+    def scorecards(self) -> str:
+        return f"{self.study_dir}/scorecards.csv"
+
+    @property
+    def ledger(self) -> str:
+        return f"{self.study_dir}/ledger.csv"
+
+    @property
+    def calls(self) -> str:
+        return f"{self.study_dir}/calls.csv"
+
+    def leaderboard(self, ext: str) -> str:
+        return f"{self.study_dir}/leaderboard.{ext}"
+
+    def log(self, rule: str, name: str) -> str:
+        return f"{self.study_dir}/logs/{rule}/{name}.log" if rule != "aggregate" else f"{self.study_dir}/logs/aggregate.log"
+
+    def benchmark(self, rule: str, name: str) -> str:
+        return (f"{self.study_dir}/benchmarks/{rule}/{name}.tsv" if rule != "aggregate"
+                else f"{self.study_dir}/benchmarks/aggregate.tsv")
+
+
+@dataclass(frozen=True)
+class TrialLayout:
+    study_dir: str
+    trial: str
+
+    @property
+    def trial_dir(self) -> str:
+        return f"{self.study_dir}/trials/{self.trial}"
+
+    def stage_dir(self, stage: str) -> str:
+        return f"{self.trial_dir}/{stage}"
+
+    def stage_json(self, stage: str) -> str:
+        return f"{self.stage_dir(stage)}/{STAGE_FILE}"
+
+    def snapshot(self, stage: str) -> str:
+        return f"{self.stage_dir(stage)}/{SNAPSHOT}"
+
+    def file(self, stage: str, name: str) -> str:
+        return f"{self.stage_dir(stage)}/{name}"
+
+    def outputs(self, stage: str) -> dict[str, str]:
+        """Every file the stage's rule declares as its output."""
+        out = {"stage": self.stage_json(stage)}
+        if stage != "score":
+            out["snapshot"] = self.snapshot(stage)
+        if stage == "scaffold":
+            out["manifest"] = self.file(stage, MANIFEST)
+        elif stage.startswith("session_"):
+            out |= {"ledger": self.file(stage, LEDGER), "transcript": self.file(stage, TRANSCRIPT),
+                    "stderr": self.file(stage, AGENT_STDERR), "cleave_diff": self.file(stage, CLEAVE_DIFF)}
+        elif stage == "score":
+            out["scorecard"] = self.file(stage, SCORECARD)
+        return out
+
+    def log(self, stage: str) -> str:
+        rule = stage_rule(stage)
+        return StudyLayout(self.study_dir).log(rule, self.trial if rule == stage else f"{self.trial}.{stage}")
+
+    def benchmark(self, stage: str) -> str:
+        rule = stage_rule(stage)
+        return StudyLayout(self.study_dir).benchmark(rule, self.trial if rule == stage else f"{self.trial}.{stage}")
+
+
+def trial_layout(stage_dir: Path) -> TrialLayout:
+    """The layout of the trial a stage directory belongs to (``<study>/trials/<trial>/<stage>``)."""
+    stage_dir = Path(stage_dir)
+    return TrialLayout(str(stage_dir.parent.parent.parent), stage_dir.parent.name)

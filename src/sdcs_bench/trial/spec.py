@@ -1,0 +1,155 @@
+"""One trial, typed: everything a stage needs, read once from the trial file the plan wrote.
+
+``specsnap plan`` composes ``conf/`` and writes one resolved file per trial
+(``results/<run>/plan/trials/<trial>.json``, checked against ``workflow/schemas/trial.schema.yaml``):
+the arm's file texts, the agent's settings with every default filled in from ``conf/config.yaml``
+(and a replay script's content), the schedule with its prompt texts. :class:`TrialSpec` parses
+that file; a stage reads it, its predecessor's outputs and the workload's own files, never
+``conf/``. So a cluster job runs exactly the plan its study was started with.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.paths import project_root
+from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.workload import CleaveRule, SessionSpec, Workload, load_workload_dir
+
+REFERENCE_KIND = "reference policy"
+REPLAY_KIND = "replay (scripted, no model)"
+MODEL_KIND = "model"
+
+
+def agent_kind(agent: dict[str, Any]) -> str:
+    """How an agent's rows are labelled everywhere they appear: only a real harness calling a real
+    model (proxy ``forward``) produces model results."""
+    if agent.get("reference"):
+        return REFERENCE_KIND
+    if agent.get("proxy") == "replay":
+        return REPLAY_KIND
+    return MODEL_KIND
+
+
+def api_provider(agent: dict[str, Any]) -> str:
+    """The provider whose API a session of this agent calls ("none": reference policies, replays)."""
+    return str(agent["provider"]) if agent_kind(agent) == MODEL_KIND else "none"
+
+
+@dataclass(frozen=True)
+class SessionSettings:
+    timeout_s: float
+    infra_retries: int
+    infra_backoff_s: float
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    trial_id: str
+    study: str
+    run: str
+    workload_id: str
+    workload_dir: str  # relative to the project root (or absolute)
+    workload_fingerprint: str
+    arm_config: dict[str, Any]
+    agent: dict[str, Any]
+    variant: dict[str, Any]
+    seed: int
+    schedule: tuple[SessionSpec, ...]
+    stages: tuple[str, ...]
+    backend: str
+    session: SessionSettings
+    scoring_timeout_s: float
+    work_dir: Path
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def load(cls, path: Path) -> TrialSpec:
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise SpecSnapError(f"trial file {path} does not exist; run `specsnap plan` first") from None
+        except ValueError as exc:
+            raise SpecSnapError(f"trial file {path} is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrialSpec:
+        try:
+            return cls(
+                trial_id=data["trial_id"],
+                study=data["study"],
+                run=data["run"],
+                workload_id=data["workload"]["id"],
+                workload_dir=data["workload"]["dir"],
+                workload_fingerprint=data["workload"]["fingerprint"],
+                arm_config=data["arm"],
+                agent=data["agent"],
+                variant=data["variant"],
+                seed=int(data["seed"]),
+                schedule=tuple(
+                    SessionSpec(s["session"], s["prompt"], s["prompt_source"], CleaveRule.parse(s["cleave"]))
+                    for s in data["schedule"]
+                ),
+                stages=tuple(data["stages"]),
+                backend=data["sandbox"]["backend"],
+                session=SessionSettings(float(data["session"]["timeout_s"]), int(data["session"]["infra_retries"]),
+                                        float(data["session"]["infra_backoff_s"])),
+                scoring_timeout_s=float(data["scoring"]["timeout_s"]),
+                work_dir=Path(data["work_dir"]),
+                raw=data,
+            )
+        except (KeyError, TypeError) as exc:
+            raise SpecSnapError(f"trial {data.get('trial_id', '?')}: the trial file lacks {exc}; "
+                                "it was written by another version of SpecSnap: rerun `specsnap plan`") from None
+
+    # -- what the stages use -------------------------------------------------------------------
+    @cached_property
+    def workload(self) -> Workload:
+        root = Path(self.workload_dir)
+        return load_workload_dir(root if root.is_absolute() else project_root() / root)
+
+    @cached_property
+    def arm(self) -> Arm:
+        return Arm.from_config(self.arm_config)
+
+    @property
+    def agent_kind(self) -> str:
+        return agent_kind(self.agent)
+
+    @property
+    def is_reference(self) -> bool:
+        return self.agent_kind == REFERENCE_KIND
+
+    @property
+    def api(self) -> str:
+        return api_provider(self.agent)
+
+    @property
+    def sandbox_dir(self) -> Path:
+        """The live sandbox: the same path in every session of the trial."""
+        return self.work_dir / "sandbox"
+
+    @property
+    def injection(self) -> dict[str, Any] | None:
+        return self.variant.get("inject") or None
+
+    def labels(self) -> dict[str, Any]:
+        """What identifies the trial on its scorecard and on every leaderboard row."""
+        return {
+            "trial": self.trial_id,
+            "study": self.study,
+            "run": self.run,
+            "agent": self.agent["name"],
+            "agent_kind": self.agent_kind,
+            "harness": self.agent["harness"],
+            "model": self.agent.get("model"),
+            "variant": self.variant["name"],
+            "seed": self.seed,
+        }
