@@ -11,7 +11,8 @@ import grimp
 import pytest
 from conftest import ROOT
 
-STANDALONE = ["sdcs_bench.agents.reference_policy", "sdcs_bench.scoring.probe_conftest", "sdcs_bench.sandbox.reaper"]
+STANDALONE = ["sdcs_bench.agents.reference_policy", "sdcs_bench.scoring.probe_conftest", "sdcs_bench.sandbox.reaper",
+              "sdcs_bench.sandbox.guard"]
 
 
 def test_import_linter_contracts_are_kept():

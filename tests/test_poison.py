@@ -1,4 +1,4 @@
-"""The poison pill (SPEC §5): planting, what the agent can and cannot see, refusals, scoring, and
+"""The poison pill (docs/protocol.md): planting, what the agent can and cannot see, refusals, scoring, and
 the closed forms of the defences (diff check, Gate I hash check)."""
 
 from __future__ import annotations

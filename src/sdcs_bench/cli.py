@@ -121,7 +121,7 @@ def validate_workload(
     workload: Annotated[str, typer.Argument(help="workload id, e.g. tier_2")],
     backend: BackendOpt = "auto",
 ) -> None:
-    """Check a workload as SPEC §3 requires: baseline, gold (full and per requirement), data."""
+    """Check a workload as docs/protocol.md describes: baseline, gold (full and per requirement), data."""
     from sdcs_bench.sandbox import make_backend
     from sdcs_bench.pipeline.validate import validate_workload as run
 

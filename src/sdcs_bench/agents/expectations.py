@@ -1,4 +1,4 @@
-"""Closed-form expected scores of the reference policies (SPEC §7).
+"""Closed-form expected scores of the reference policies (docs/agents.md).
 
 Each follows from the workload data alone: a small abstract model of the policy's decisions
 (what it knows from each prompt and from its notes, what it writes, where the cleave cuts it)

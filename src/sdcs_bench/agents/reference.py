@@ -1,4 +1,4 @@
-"""The built-in reference policies: deterministic agents with no model (SPEC §7)."""
+"""The built-in reference policies: deterministic agents with no model (docs/agents.md)."""
 
 from __future__ import annotations
 

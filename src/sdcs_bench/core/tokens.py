@@ -1,4 +1,4 @@
-"""Token usage as disjoint components (SPEC §6): never a vendor's ambiguous 'input'."""
+"""Token usage as disjoint components (docs/scoring.md): never a vendor's ambiguous 'input'."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compose conf/ once into a study plan (SPEC §9): ``cells.tsv`` plus one resolved config per trial.
+"""Compose conf/ once into a study plan (docs/architecture.md): ``cells.tsv`` plus one resolved config per trial.
 
 Snakemake reads these files and never composes config itself, so a cluster job sees exactly
 the plan its run started with, and a config change rewrites (and so reruns) only the trials

@@ -1,4 +1,4 @@
-"""Pipeline stages of one trial: scaffold -> session_k [-> inject] -> score (docs/pipeline.md).
+"""Pipeline stages of one trial: scaffold -> session_k [-> inject] -> score (docs/architecture.md).
 
 Each stage starts from its predecessor's snapshot alone and ends by writing, atomically, a
 snapshot of the sandbox and ``stage.json`` (written last: its presence means the stage is done).
@@ -142,7 +142,7 @@ def _keep_attempt(stage_dir: Path, attempt: int) -> None:
 
 
 def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
-    """Plant the workload's poison pill between two sessions (SPEC §5). The record stays in this
+    """Plant the workload's poison pill between two sessions (docs/protocol.md). The record stays in this
     stage's directory, outside the sandbox: the next session sees only the files."""
     from sdcs_bench.sandbox.poison import inject
 

@@ -1,4 +1,4 @@
-"""``specsnap validate-workload`` (SPEC §3): the checks SWE-bench runs on gold and empty patches,
+"""``specsnap validate-workload`` (docs/protocol.md): the checks SWE-bench runs on gold and empty patches,
 plus the data the reference policies rely on."""
 
 from __future__ import annotations

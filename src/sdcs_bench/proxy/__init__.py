@@ -1,4 +1,4 @@
-"""The recording model proxy and replay server (SPEC §7)."""
+"""The recording model proxy and replay server (docs/agents.md)."""
 
 from sdcs_bench.proxy.script import ReplayScript, SessionScript
 from sdcs_bench.proxy.server import INFRA_STATUSES, Ledger, ModelProxy, ledger_totals, read_ledger

@@ -1,4 +1,4 @@
-"""Replay scripts: the model turns a replay-mode proxy serves, in order (SPEC §7).
+"""Replay scripts: the model turns a replay-mode proxy serves, in order (docs/agents.md).
 
 A script is YAML (or JSON)::
 

@@ -1,4 +1,4 @@
-"""The model proxy (SPEC §7): one local HTTP server per session, between a harness and its model.
+"""The model proxy (docs/agents.md): one local HTTP server per session, between a harness and its model.
 
 - **forward** mode relays each call to the real endpoint, streaming the reply back unchanged,
   and appends the call's usage (read from the reply itself) to the session's ledger: the same

@@ -1,4 +1,4 @@
-"""The four wire protocols a coding-agent harness speaks to its model (SPEC §7).
+"""The four wire protocols a coding-agent harness speaks to its model (docs/agents.md).
 
 For each protocol: how to recognise a request, how to render a scripted reply (replay mode),
 and how to read the usage out of a reply, streamed or not (both modes: in replay the proxy reads

@@ -1,4 +1,4 @@
-"""Sandbox backends behind one interface (SPEC §8): bwrap (default), local (development only)."""
+"""Sandbox backends behind one interface (docs/architecture.md): bwrap (default), local (development only)."""
 
 from __future__ import annotations
 

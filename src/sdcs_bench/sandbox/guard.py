@@ -1,4 +1,4 @@
-"""The git guard (SPEC §2): the sandbox-side half of the cleave, installed by the scaffold.
+"""The git guard (docs/protocol.md): the sandbox-side half of the cleave, installed by the scaffold.
 
 A ``reference-transaction`` hook in the sandbox repository, which no ``--no-verify`` skips, and
 its state file ``.git/specsnap/guard``. The state says what the hook lets through:
@@ -12,11 +12,16 @@ its state file ``.git/specsnap/guard``. The state says what the hook lets throug
 The live half (the watcher that sets ``cleaved``) is :mod:`sdcs_bench.session.cleave`;
 ``docs/cleave.md`` gives the whole argument. What counts as a source edit is decided here, once:
 :func:`qualifies` in Python and the same patterns in the hook's shell.
+
+This module imports only the standard library: the harnesses' own stop hooks
+(``agents/harness_files``) load it by path inside the sandbox, so the whole ``.git/specsnap/``
+contract is written once.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import threading
 from collections.abc import Iterable
@@ -122,6 +127,26 @@ exit 0
 """
 
 
+def control_dir(repo: Path | str) -> Path:
+    """``.git/specsnap/``: the guard's state, the session's cleave spec, the watcher's questions."""
+    return Path(repo) / ".git" / "specsnap"
+
+
+def write_cleave_spec(repo: Path, rule: str, exempt: Iterable[str]) -> None:
+    """What the session's cleave is, for the hooks that run inside the sandbox."""
+    path = control_dir(repo) / "cleave.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"rule": rule, "exempt": list(exempt)}) + "\n")
+
+
+def read_exempt(repo: Path | str) -> list[str]:
+    """The session's exempt patterns (none when no session wrote them)."""
+    try:
+        return list(json.loads((control_dir(repo) / "cleave.json").read_text()).get("exempt", []))
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
 def install_guard(repo: Path, exempt: Iterable[str], ask_polls: int = ASK_POLLS) -> None:
     hooks = repo / ".git" / "hooks"
     hooks.mkdir(parents=True, exist_ok=True)
@@ -136,17 +161,17 @@ def set_guard(repo: Path, state: str) -> None:
     the hook, running concurrently, reads the old state or the new one, never a truncated file."""
     if state not in GUARD_STATES:
         raise ValueError(f"unknown guard state {state!r}")
-    path = repo / ".git" / "specsnap" / "guard"
+    path = control_dir(repo) / "guard"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f"guard.{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(state + "\n")
     os.replace(tmp, path)
 
 
-def guard_state(repo: Path) -> str:
+def guard_state(repo: Path | str) -> str:
     """The guard's state as written; ``""`` when the file is missing. The hook refuses every commit
     on a state it does not know (fail closed)."""
     try:
-        return (repo / ".git" / "specsnap" / "guard").read_text().strip()
+        return (control_dir(repo) / "guard").read_text().strip()
     except FileNotFoundError:
         return ""

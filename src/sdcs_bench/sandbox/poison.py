@@ -1,4 +1,4 @@
-"""The poison pill (SPEC §5): plant a workload's defects in a live sandbox between two sessions.
+"""The poison pill (docs/protocol.md): plant a workload's defects in a live sandbox between two sessions.
 
 - ``v1`` applies each defect's *marked* patch (comments that point at it) to the working tree;
 - ``v2`` applies the unmarked patch: the defects show in ``git diff`` and nowhere else;

@@ -1,4 +1,4 @@
-"""Scaffold (SPEC §2.1): baseline + arm files, git init, one baseline commit, a manifest."""
+"""Scaffold (docs/protocol.md): baseline + arm files, git init, one baseline commit, a manifest."""
 
 from __future__ import annotations
 

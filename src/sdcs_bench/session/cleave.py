@@ -16,7 +16,6 @@ the cleaved edit was committed nowhere. ``docs/cleave.md`` gives the whole argum
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import threading
@@ -28,7 +27,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from sdcs_bench.sandbox.base import kill_group
-from sdcs_bench.sandbox.guard import guard_state, qualifies, set_guard
+from sdcs_bench.sandbox.guard import control_dir, guard_state, qualifies, set_guard, write_cleave_spec
 from sdcs_bench.trial.workload import CleaveRule
 
 OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write counts as edited
@@ -91,7 +90,7 @@ class CleaveController:
         self.judge_timeout_s = judge_timeout_s
         self.killed = False
         self._kill_timer: threading.Timer | None = None
-        self.control_dir = str(self.workdir / ".git" / "specsnap") + os.sep
+        self.control_dir = str(control_dir(self.workdir)) + os.sep
         self._barrier = threading.Condition()
         self._barrier_sent = 0
         self._barrier_seen = 0
@@ -107,10 +106,7 @@ class CleaveController:
         self._observer = Observer()
 
     def start(self) -> None:
-        (self.workdir / ".git" / "specsnap").mkdir(parents=True, exist_ok=True)
-        (self.workdir / ".git" / "specsnap" / "cleave.json").write_text(
-            json.dumps({"rule": str(self.rule), "exempt": self.exempt}) + "\n"
-        )
+        write_cleave_spec(self.workdir, str(self.rule), self.exempt)
         set_guard(self.workdir, self._initial_guard_state())
         if self.rule.active:
             self._observer.schedule(_Handler(self), str(self.workdir), recursive=True)

@@ -1,4 +1,4 @@
-"""The redaction pass (SPEC §10): no API key text survives in a transcript, log or result file.
+"""The redaction pass (docs/architecture.md): no API key text survives in a transcript, log or result file.
 
 Keys reach a harness only through its environment; a harness may still print one (a debug
 dump, an error message echoing a header), or an agent may write one into the repository. After

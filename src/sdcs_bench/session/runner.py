@@ -1,4 +1,4 @@
-"""Run one session of one trial in a live sandbox (SPEC §2): leak check, private HOME, the
+"""Run one session of one trial in a live sandbox (docs/protocol.md): leak check, private HOME, the
 agent's process group under the cleave controller, and the session record."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Arms: the files placed in the sandbox before session 1, and nothing else (SPEC §4).
+"""Arms: the files placed in the sandbox before session 1, and nothing else (docs/protocol.md).
 
 An arm file is inline ``text``, one or more ``source`` files of the project (concatenated), or the output of a named
 ``generator`` run on the scaffolded baseline. Texts may say ``{notes_cap_tokens}``: the arm's

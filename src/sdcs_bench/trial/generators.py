@@ -1,4 +1,4 @@
-"""Named generators for arm files (SPEC §4): content computed from the scaffolded baseline.
+"""Named generators for arm files (docs/protocol.md): content computed from the scaffolded baseline.
 
 An arm references a generator by name (``generator: app_map``) with options; adding an arm that
 uses an existing generator needs no code.

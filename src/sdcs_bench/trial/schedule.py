@@ -1,4 +1,4 @@
-"""A trial's session schedule: the workload's own, transformed by the variant (SPEC §2, §5)."""
+"""A trial's session schedule: the workload's own, transformed by the variant (docs/protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Workloads: a baseline repository, a session schedule, hidden tests and gold, as data.
 
-A workload is a directory with ``workload.yaml`` (see SPEC §3); it is registered by a file
+A workload is a directory with ``workload.yaml`` (see docs/protocol.md); it is registered by a file
 ``conf/workload/<id>.yaml`` naming that directory. Nothing here runs code from the workload.
 """
 
@@ -88,7 +88,7 @@ class Requirement:
 
 @dataclass(frozen=True)
 class Defect:
-    """A defect the poison-pill variants plant between two sessions (SPEC §5): a patch that keeps
+    """A defect the poison-pill variants plant between two sessions (docs/protocol.md): a patch that keeps
     every visible test green, and how the scorer sees it survive (hidden tests it turns red on a
     complete solution, or the import it adds that a wiring.yaml contract forbids)."""
 

@@ -16,30 +16,20 @@ The hook's input is the harness's JSON on stdin (``tool_input`` with the edited 
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import sys
 import time
+from pathlib import Path
+
+# The .git/specsnap/ contract is written once, in sdcs_bench/sandbox/guard.py (standard library
+# only, readable inside the sandbox); load it by path, without the package around it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "sandbox"))
+from guard import guard_state, qualifies  # noqa: E402
+from guard import read_exempt as exempt  # noqa: E402
 
 WAIT_S = 2.0
 REASON = "specsnap: this session was cleaved at its first .py edit; no further tool calls are allowed"
-
-
-def guard_state(repo: str) -> str:
-    try:
-        with open(os.path.join(repo, ".git", "specsnap", "guard")) as fh:
-            return fh.read().strip()
-    except OSError:
-        return "off"
-
-
-def exempt(repo: str) -> list[str]:
-    try:
-        with open(os.path.join(repo, ".git", "specsnap", "cleave.json")) as fh:
-            return list(json.load(fh).get("exempt", []))
-    except (OSError, ValueError):
-        return []
 
 
 def edited_path(event: dict, repo: str) -> str | None:
@@ -51,12 +41,6 @@ def edited_path(event: dict, repo: str) -> str | None:
             rel = os.path.relpath(full, os.path.realpath(repo))
             return None if rel.startswith("..") else rel.replace(os.sep, "/")
     return None
-
-
-def qualifies(rel: str, patterns: list[str]) -> bool:
-    if not rel.endswith(".py") or rel.startswith(".git/"):
-        return False
-    return not any(fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
 def main(argv: list[str]) -> int:

@@ -18,7 +18,6 @@ guard is still ``armed``/``watch`` it waits briefly for the watcher's verdict (a
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import time
 from typing import Any
@@ -26,7 +25,7 @@ from typing import Any
 from minisweagent.environments.local import LocalEnvironment, LocalEnvironmentConfig
 from minisweagent.exceptions import InterruptAgentFlow
 
-from cleave_hook import WAIT_S, exempt, guard_state  # beside this file: the hooks' own reader
+from cleave_hook import WAIT_S, exempt, guard_state, qualifies  # beside this file: the guard's readers
 
 REASON = "specsnap: this session was cleaved at its first .py edit; no further commands are allowed"
 
@@ -46,11 +45,9 @@ def py_files(repo: str, patterns: list[str]) -> dict[str, tuple[int, int]]:
     for root, dirs, files in os.walk(repo):
         dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
         for name in files:
-            if not name.endswith(".py"):
-                continue
             path = os.path.join(root, name)
             rel = os.path.relpath(path, repo).replace(os.sep, "/")
-            if any(fnmatch.fnmatchcase(rel, p) for p in patterns):
+            if not qualifies(rel, patterns):
                 continue
             try:
                 st = os.stat(path)
