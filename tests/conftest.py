@@ -86,3 +86,19 @@ def clone(tmp_path) -> Path:
         "name: mine\ndescription: only in the clone\ngrid:\n  workload: [tier_2]\n  arm: [Vanilla]\n"
         "  agent: [ref_null]\n  variant: [none]\n  seed: [0]\n")
     return dest
+
+
+@pytest.fixture(scope="session")
+def replay_pairs(tmp_path_factory):
+    """``replay_pairs(agent)``: both sessions of a replay agent, run once per test run and shared by
+    the harness contract suite and that harness's own tests."""
+    from harness_support import run_replay_pair
+
+    cache = {}
+
+    def get(agent: str):
+        if agent not in cache:
+            cache[agent] = run_replay_pair(agent, tmp_path_factory.mktemp(agent))
+        return cache[agent]
+
+    return get

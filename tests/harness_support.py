@@ -23,13 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 @dataclass
 class SessionRun:
     record: dict[str, Any]
-    workdir: Path
+    workdir: Path  # the sandbox the session ran in
     stage_dir: Path
     start_head: str
     ledger: list[dict[str, Any]]
+    state: Path | None = None  # the repository as this session left it (default: the sandbox itself)
+
+    @property
+    def tree(self) -> Path:
+        return self.state or self.workdir
 
     def git(self, *args: str) -> str:
-        return subprocess.run(["git", *args], cwd=self.workdir, capture_output=True, text=True, check=True).stdout
+        return subprocess.run(["git", *args], cwd=self.tree, capture_output=True, text=True, check=True).stdout
 
     @property
     def proxy_totals(self):
@@ -92,4 +97,62 @@ def assert_cleaved_and_uncommitted(run: SessionRun, edited: str) -> None:
     assert rec["cleave"]["edit_uncommitted"] is True
     assert run.git("rev-parse", "HEAD").strip() == run.start_head, "a commit landed after the cleave"
     assert edited in run.git("status", "--porcelain", "--untracked-files=all")
-    assert (run.workdir / edited).is_file()
+    assert (run.tree / edited).is_file()
+
+
+@dataclass
+class ReplayPair:
+    """Both sessions of one replay agent in one sandbox: S1 (cleaved) then S2 (the continuation),
+    with what the private HOMEs held (copied before the runner removed them) and every request
+    body the proxy saw (``SPECSNAP_PROXY_DUMP``)."""
+
+    agent: str
+    base: Path
+    s1: SessionRun
+    s2: SessionRun
+
+    @property
+    def workdir(self) -> Path:
+        return self.s1.workdir
+
+    @property
+    def dump(self) -> Path:
+        return self.base / "dump"
+
+    def home(self, index: int) -> Path:
+        return self.base / "home-copies" / str(index)
+
+    def home_files(self, index: int) -> list[str]:
+        return sorted(p.relative_to(self.home(index)).as_posix() for p in self.home(index).rglob("*") if p.is_file())
+
+    def session(self, index: int) -> SessionRun:
+        return self.s1 if index == 1 else self.s2
+
+
+def run_replay_pair(agent: str, base: Path, timeout_s: float = 120) -> ReplayPair:
+    """Run a replay agent's two sessions (a missing pinned binary is an error here, never a skip)."""
+    import shutil
+
+    import pytest
+
+    from sdcs_bench.agents import make_harness
+    from sdcs_bench.agents.real import RealHarness
+
+    harness = make_harness(agent_cfg(agent))
+    if isinstance(harness, RealHarness) and harness.pin is not None:
+        assert harness.binary().is_file(), f"{harness.binary()} missing: run `specsnap install-harnesses`"
+    original = RealHarness.usage
+
+    def keep_home(self, ctx, transcript):
+        shutil.copytree(ctx.home, base / "home-copies" / str(ctx.index), symlinks=True, dirs_exist_ok=True)
+        return original(self, ctx, transcript)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(RealHarness, "usage", keep_home)
+        mp.setenv("SPECSNAP_PROXY_DUMP", str(base / "dump"))
+        workdir = scaffold_tier2(base / "repo")
+        s1 = run_replay_session(agent, workdir, base / "s1", 1, timeout_s=timeout_s)
+        s1.state = base / "after-s1"  # what S1 left, kept for the S1 tests (S2 changes the sandbox)
+        shutil.copytree(workdir, s1.state, symlinks=True)
+        s2 = run_replay_session(agent, workdir, base / "s2", 2, timeout_s=timeout_s)
+    return ReplayPair(agent, base, s1, s2)

@@ -1,40 +1,20 @@
 """The generic command adapter, the proxy and the session runner together, with SpecSnap's tiny
-example agent: edit + commit in one reply is cleaved, tokens are the proxy's, keys never leak."""
+example agent: keys never leak, infrastructure failures are told from agent behaviour and retried,
+repository-written memory is listed (the harness contract suite covers the cleave and tokens)."""
 
 from __future__ import annotations
 
 import json
 
-from harness_support import agent_cfg, assert_cleaved_and_uncommitted, run_replay_session, scaffold_tier2
+from harness_support import agent_cfg, run_replay_session, scaffold_tier2
 
 from sdcs_bench.proxy import ModelProxy, ReplayScript
 from sdcs_bench.core.tokens import TokenUsage
 
-ROOT_SCRIPT = "conf/agent/replay/command.yaml"
 
 
 def _usage(**kw) -> TokenUsage:
     return TokenUsage(**kw, source="proxy")
-
-
-def test_edit_and_commit_in_one_reply_is_cleaved_and_only_served_turns_count(tmp_path):
-    work = scaffold_tier2(tmp_path / "sb")
-    run = run_replay_session("replay_command", work, tmp_path / "s1", index=1)
-    assert_cleaved_and_uncommitted(run, "ledger/specsnap_probe.py")
-    assert run.record["cleave"]["stopped_by"] == "watcher kill"
-    served = [r["replay_entry"] for r in run.ledger if not r["refused"]]
-    assert served == [1]  # the second scripted turn was never served (refused or never asked)
-    assert run.proxy_totals == _usage(uncached_input=1500, cache_read=200, output=90, reasoning=10)
-    assert run.record["tokens"] == run.proxy_totals.to_dict()
-    assert run.record["tokens"]["source"] == "proxy" and run.record["tokens_native"] is None
-
-    run2 = run_replay_session("replay_command", work, tmp_path / "s2", index=2)
-    assert run2.record["status"] == "ok" and not run2.record["cleave"]["fired"]
-    assert run2.git("rev-parse", "HEAD").strip() != run.start_head  # S2's commit landed
-    assert "specsnap_probe.py" in run2.git("show", "--stat", "HEAD")  # carrying S1's uncommitted edit
-    assert [r["replay_entry"] for r in run2.ledger] == [1, 2, 3]
-    assert run2.proxy_totals == _usage(uncached_input=2500, cache_read=6800, output=125, reasoning=5)
-    assert run2.record["model_calls"] == 3 and run2.record["infra_failure"] is None
 
 
 def test_api_key_never_reaches_any_file(tmp_path, monkeypatch):

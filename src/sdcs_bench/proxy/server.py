@@ -114,6 +114,10 @@ class ModelProxy:
         self.upstream_timeout_s = upstream_timeout_s
         self._server = ThreadingHTTPServer((host, port), _Handler)
         self._server.daemon_threads = True
+        # Calls being answered right now: stop() waits for them, so a call still being read to its
+        # end (its caller killed mid-reply) is ledgered before anyone reads the ledger's totals.
+        self._in_flight = 0
+        self._idle = threading.Condition()
         self._server.proxy = self  # type: ignore[attr-defined]
         self._thread: threading.Thread | None = None
         self._client = None
@@ -129,7 +133,11 @@ class ModelProxy:
         return self
 
     def stop(self) -> None:
+        """Stop serving, after every call in flight has been answered and ledgered (an idle
+        keep-alive connection is not waited for)."""
         self._server.shutdown()
+        with self._idle:
+            self._idle.wait_for(lambda: self._in_flight == 0, timeout=self.upstream_timeout_s + 30)
         self._server.server_close()
         if self._client is not None:
             self._client.close()
@@ -143,6 +151,16 @@ class ModelProxy:
     # ------------------------------------------------------------------ one request
 
     def handle(self, req: _Handler) -> None:
+        with self._idle:
+            self._in_flight += 1
+        try:
+            self._handle(req)
+        finally:
+            with self._idle:
+                self._in_flight -= 1
+                self._idle.notify_all()
+
+    def _handle(self, req: _Handler) -> None:
         t0 = time.monotonic()
         body = req.read_body()
         path = req.path
