@@ -195,7 +195,7 @@ def inject_poison_pill(
 
 
 @app.command("run-session")
-def run_session(
+def run_session_command(
     trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
     session: Annotated[int, typer.Option("--session", min=1, help="1-based session number")],
     from_stage: Annotated[Path, typer.Option("--from", help="the previous stage's directory")],

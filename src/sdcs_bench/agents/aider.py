@@ -40,7 +40,8 @@ from pathlib import Path
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.real import RealHarness, json_lines, proxy_env_flag
+from sdcs_bench.agents.helpers import json_lines, proxy_env_flag
+from sdcs_bench.agents.real import RealHarness
 
 ANALYTICS_LOG = ".aider-specsnap/analytics.jsonl"
 

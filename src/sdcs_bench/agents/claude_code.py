@@ -25,7 +25,8 @@ from typing import Any
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.real import RealHarness, proxy_env_flag
+from sdcs_bench.agents.helpers import proxy_env_flag
+from sdcs_bench.agents.real import RealHarness
 
 EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 

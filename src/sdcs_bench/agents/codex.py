@@ -35,7 +35,8 @@ from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.real import RealHarness, json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.helpers import json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.real import RealHarness
 
 KEY_VAR = "SPECSNAP_CODEX_API_KEY"  # the env var the provider's env_key names (the key lives only there)
 

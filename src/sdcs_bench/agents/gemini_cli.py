@@ -26,7 +26,8 @@ from typing import Any
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.real import RealHarness, json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.helpers import json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.real import RealHarness
 
 EDIT_TOOLS = "write_file|replace"
 CONTEXT_FILES = ["GEMINI.md", "AGENTS.md"]

@@ -37,7 +37,8 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.proxy.wire import chat_usage
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.real import RealHarness, proxy_env_flag
+from sdcs_bench.agents.helpers import proxy_env_flag
+from sdcs_bench.agents.real import RealHarness
 
 HARNESS_FILES = Path(__file__).with_name("harness_files")
 ENV_CLASS = "mswea_env.SpecSnapEnvironment"

@@ -43,7 +43,8 @@ from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.real import RealHarness, json_lines, proxy_env_flag
+from sdcs_bench.agents.helpers import json_lines, proxy_env_flag
+from sdcs_bench.agents.real import RealHarness
 
 KEY_VAR = "SPECSNAP_OPENCODE_API_KEY"  # the key's only home: the harness process's environment
 PROVIDER = "specsnap"

@@ -6,7 +6,8 @@ HOME), ``native_usage`` (its own token report, as disjoint components) and, wher
 the exact-stop hooks. The session runner supplies the rest: the sandbox, the private HOME, the
 model proxy on ``ctx.endpoint``, the watcher, the git guard and the timeout.
 
-Agent config keys read here (``conf/agent/NAME.yaml``):
+Agent config keys read here (``conf/agent/NAME.yaml``, defaults in ``conf/config.yaml`` ``agent_defaults``;
+the key policy is :mod:`sdcs_bench.agents.credentials`, shared helpers :mod:`sdcs_bench.agents.helpers`):
 
     harness: claude_code      # which adapter
     provider: anthropic       # anthropic | openai | gemini: the real endpoint, the concurrency resource
@@ -22,12 +23,9 @@ Agent config keys read here (``conf/agent/NAME.yaml``):
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import sys
 from abc import abstractmethod
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -36,7 +34,6 @@ from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import Harness, Invocation, SessionContext
 
 HOOK_SCRIPT = Path(__file__).with_name("harness_files") / "cleave_hook.py"
-REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay mode
 
 
 class RealHarness(Harness):
@@ -97,81 +94,3 @@ class RealHarness(Harness):
         if self.agents_md(ctx) is None:
             return "none (no AGENTS.md in the repository)"
         return str(self.options.get("context_via") or self.context_via)
-
-
-def json_lines(path: Path) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSON-lines file, skipping anything else (a killed writer's half line)."""
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            yield obj
-
-
-def write_file(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
-
-
-def proxy_env_flag() -> dict[str, str]:
-    """Environment every real harness gets: no telemetry, no update checks, no colour."""
-    return {"NO_COLOR": "1", "DO_NOT_TRACK": "1", "TERM": os.environ.get("TERM", "dumb")}
-
-
-def proxy_mode(agent_cfg: dict[str, Any]) -> str:
-    mode = str(agent_cfg["proxy"])
-    if mode not in ("forward", "replay"):
-        from sdcs_bench.core.errors import SpecSnapError
-
-        raise SpecSnapError(f"agent {agent_cfg.get('name')!r}: proxy {mode!r} is not valid", ("forward", "replay"))
-    return mode
-
-
-def api_key(agent_cfg: dict[str, Any]) -> str:
-    """The key a real harness is handed: from the environment only (forward mode), or a dummy
-    (replay mode). Missing → one clear error, raised before any session starts."""
-    from sdcs_bench.core.errors import SpecSnapError
-
-    if proxy_mode(agent_cfg) == "replay":
-        return REPLAY_KEY
-    var = agent_cfg.get("api_key_env")
-    if not var:
-        raise SpecSnapError(f"agent {agent_cfg.get('name')!r} runs in forward mode but names no api_key_env")
-    value = os.environ.get(str(var), "")
-    if not value:
-        raise SpecSnapError(
-            f"agent {agent_cfg.get('name')!r} needs its API key in the environment variable {var} "
-            f"(provider {agent_cfg.get('provider')}); set it{_replay_hint(agent_cfg)}"
-        )
-    return value
-
-
-def _replay_hint(agent_cfg: dict[str, Any]) -> str:
-    """The offline stand-in for this agent's harness, if the project has one."""
-    from sdcs_bench.core.errors import SpecSnapError
-    from sdcs_bench.core.paths import conf_dir
-
-    replay = f"replay_{agent_cfg.get('harness')}"
-    try:
-        known = (conf_dir() / "agent" / f"{replay}.yaml").is_file()
-    except SpecSnapError:  # a pipeline stage on a node without conf/
-        known = False
-    if known:
-        return f", or test the harness offline with its replay agent (agent={replay})"
-    return ""
-
-
-def secret_values(agent_cfg: dict[str, Any] | None = None) -> list[str]:
-    """Every API key in this process's environment (what a redaction pass must never let through)."""
-    names = set(KEY_ENV_NAMES)
-    if agent_cfg and agent_cfg.get("api_key_env"):
-        names.add(str(agent_cfg["api_key_env"]))
-    values = {os.environ[n] for n in names if len(os.environ.get(n, "")) >= 8}
-    return sorted(values, key=len, reverse=True)
-
-
-KEY_ENV_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-                 "OPENROUTER_API_KEY", "AZURE_OPENAI_API_KEY", "MISTRAL_API_KEY", "DEEPSEEK_API_KEY")

@@ -148,7 +148,8 @@ def check_agent_ready(agent_cfg: dict[str, Any]) -> dict[str, Any]:
     Returns the agent as a trial carries it: a replay script's content embedded, so no stage
     reads ``conf/``."""
     from sdcs_bench.agents import make_harness
-    from sdcs_bench.agents.real import RealHarness, api_key, proxy_mode
+    from sdcs_bench.agents.credentials import api_key, proxy_mode
+    from sdcs_bench.agents.real import RealHarness
     from sdcs_bench.proxy import ReplayScript
 
     harness = make_harness(agent_cfg)

@@ -7,12 +7,12 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sdcs_bench.agents import SessionContext, make_harness
-from sdcs_bench.agents.real import api_key, proxy_mode, secret_values
+from sdcs_bench.agents.credentials import api_key, proxy_mode, secret_values
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.session.cleave import CleaveController, cleave_integrity, known_commits
 from sdcs_bench.sandbox.guard import exempt_patterns, qualifies, set_guard
@@ -145,15 +145,26 @@ def _infra_failure(record: dict[str, Any], rows: list[dict[str, Any]]) -> str | 
     return None
 
 
-def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: float, controller: CleaveController,
-                    start_head: str, commits_before: set[str], exempt) -> dict[str, Any]:
-    invocation = harness.invocation(ctx)
+@dataclass
+class _Exit:
+    """How the agent's process ended."""
+
+    code: int
+    timed_out: bool
+    at: float  # wall-clock time the process was gone
+    wall_s: float
+    escaped: list[int]  # processes that had left its group, killed by the sandbox marker
+
+
+def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: float,
+               controller: CleaveController) -> _Exit:
+    """Start the agent as one process group under the cleave controller, hand it its input, wait
+    for it (or its timeout), and make sure nothing it started outlives it."""
     marker = sandbox_marker(ctx.workdir)
     env = {**base_env(ctx.home), **invocation.env, SANDBOX_MARKER: marker}
-    transcript = ctx.stage_dir / "transcript.jsonl"
-    status = "ok"
     t0 = time.monotonic()
-    with transcript.open("wb") as out, (ctx.stage_dir / "agent.stderr.log").open("wb") as err:
+    timed_out = False
+    with (ctx.stage_dir / "transcript.jsonl").open("wb") as out, (ctx.stage_dir / "agent.stderr.log").open("wb") as err:
         controller.start()
         try:
             proc = backend.spawn(
@@ -170,33 +181,34 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
                 except BrokenPipeError:
                     pass  # the agent was already stopped (or never read its input)
             try:
-                exit_code = proc.wait(timeout=timeout_s)
-                exited_at = time.time()
+                code = proc.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
-                status = "timeout"
+                timed_out = True
                 kill_group(proc.pid)
-                exit_code = proc.wait()
-                exited_at = time.time()
+                code = proc.wait()
+            at = time.time()
             kill_group(proc.pid)  # nothing the agent started may outlive its session...
         finally:
             controller.stop()
             escaped = kill_marked(marker)  # ...not even what left its process group
-    wall_s = time.monotonic() - t0
+    return _Exit(code, timed_out, at, round(time.monotonic() - t0, 3), escaped)
+
+
+def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: float, controller: CleaveController,
+                    start_head: str, commits_before: set[str], exempt) -> dict[str, Any]:
+    ended = _run_agent(ctx, harness.invocation(ctx), backend, timeout_s, controller)
     # Our kill can land while a git command of the agent holds a lock; the lock is an artifact of
     # the kill, not of the agent's work, and would otherwise hand the next session a broken repo
     # depending on timing alone. The working tree itself is never touched.
-    locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or status == "timeout" else []
+    locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or ended.timed_out else []
     cleave = _cleave_record(ctx, controller, start_head, commits_before, exempt)
     if cleave["fired"] and (ctx.workdir / cleave["path"]).exists():
         # Cleave latency: from the qualifying write (its mtime) to the agent's process being gone.
-        cleave["write_to_exit_s"] = round(exited_at - (ctx.workdir / cleave["path"]).stat().st_mtime, 4)
+        cleave["write_to_exit_s"] = round(ended.at - (ctx.workdir / cleave["path"]).stat().st_mtime, 4)
     cleave["stale_git_locks_removed"] = locks_removed
     set_guard(ctx.workdir, "off")
     if cleave["fired"]:
-        status = "cleaved"
         cleave["stopped_by"] = "watcher kill" if controller.killed else "harness (exact stop)"
-    elif status == "ok" and exit_code != 0:
-        status = "crashed"
     return {
         "session": ctx.session.name,
         "index": ctx.index,
@@ -205,17 +217,26 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
         "agent": harness.cfg.get("name"),
         "harness": harness.name,
         "reference_policy": harness.is_reference,
-        "status": status,
-        "exit_code": exit_code,
-        "wall_s": round(wall_s, 3),
-        "turns": harness.turns(transcript),
+        "status": _status(cleave["fired"], ended),
+        "exit_code": ended.code,
+        "wall_s": ended.wall_s,
+        "turns": harness.turns(ctx.stage_dir / "transcript.jsonl"),
         "start_head": start_head,
         "end_head": head(ctx.workdir),
         "cleave": cleave,
         "context_exposure": harness.context_exposure(ctx),
-        "escaped_processes_killed": escaped,
+        "escaped_processes_killed": ended.escaped,
         "sandbox_backend": backend.name,
     }
+
+
+def _status(cleaved: bool, ended: _Exit) -> str:
+    """cleaved (it fired, whatever the exit), timeout, crashed (a non-zero exit), or ok."""
+    if cleaved:
+        return "cleaved"
+    if ended.timed_out:
+        return "timeout"
+    return "crashed" if ended.code != 0 else "ok"
 
 
 def _cleave_record(ctx: SessionContext, controller: CleaveController, start_head: str, commits_before: set[str],

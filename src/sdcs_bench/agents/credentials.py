@@ -1,0 +1,63 @@
+"""The credential policy of real agents: a key comes from the environment only, reaches the
+harness process only, and is never written to a file (every key's text is what the redaction
+pass removes). Replay mode hands the harness a dummy key."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sdcs_bench.core.errors import SpecSnapError
+
+REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay mode
+
+
+def proxy_mode(agent_cfg: dict[str, Any]) -> str:
+    mode = str(agent_cfg["proxy"])
+    if mode not in ("forward", "replay"):
+        raise SpecSnapError(f"agent {agent_cfg.get('name')!r}: proxy {mode!r} is not valid", ("forward", "replay"))
+    return mode
+
+
+def api_key(agent_cfg: dict[str, Any]) -> str:
+    """The key a real harness is handed: from the environment only (forward mode), or a dummy
+    (replay mode). Missing → one clear error, raised before any session starts."""
+    if proxy_mode(agent_cfg) == "replay":
+        return REPLAY_KEY
+    var = agent_cfg.get("api_key_env")
+    if not var:
+        raise SpecSnapError(f"agent {agent_cfg.get('name')!r} runs in forward mode but names no api_key_env")
+    value = os.environ.get(str(var), "")
+    if not value:
+        raise SpecSnapError(
+            f"agent {agent_cfg.get('name')!r} needs its API key in the environment variable {var} "
+            f"(provider {agent_cfg.get('provider')}); set it{_replay_hint(agent_cfg)}"
+        )
+    return value
+
+
+def _replay_hint(agent_cfg: dict[str, Any]) -> str:
+    """The offline stand-in for this agent's harness, if the project has one."""
+    from sdcs_bench.core.paths import conf_dir
+
+    replay = f"replay_{agent_cfg.get('harness')}"
+    try:
+        known = (conf_dir() / "agent" / f"{replay}.yaml").is_file()
+    except SpecSnapError:  # a pipeline stage on a node without conf/
+        known = False
+    if known:
+        return f", or test the harness offline with its replay agent (agent={replay})"
+    return ""
+
+
+def secret_values(agent_cfg: dict[str, Any] | None = None) -> list[str]:
+    """Every API key in this process's environment (what a redaction pass must never let through)."""
+    names = set(KEY_ENV_NAMES)
+    if agent_cfg and agent_cfg.get("api_key_env"):
+        names.add(str(agent_cfg["api_key_env"]))
+    values = {os.environ[n] for n in names if len(os.environ.get(n, "")) >= 8}
+    return sorted(values, key=len, reverse=True)
+
+
+KEY_ENV_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
+                 "OPENROUTER_API_KEY", "AZURE_OPENAI_API_KEY", "MISTRAL_API_KEY", "DEEPSEEK_API_KEY")
