@@ -48,6 +48,9 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "tes": card["tes"],
         "valid": card.get("valid", True),
         "invalid_reasons": " | ".join((card.get("integrity") or {}).get("problems") or []),
+        "tampered": bool(card.get("tampered", False)),
+        "tamper_evidence": " | ".join(card.get("tamper_evidence") or []),
+        "suspicious_source": len(diag.get("suspicious_source") or []),
         "tokens": card["tokens"]["total"],
         "tokens_source": card["tokens"]["source"],
         "s1_edit_survived": diag["s1_edit_survived"],
@@ -159,10 +162,13 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     """One row per (workload, arm, agent, variant). Scores are means over the group's *valid*
     trials: a trial whose integrity check failed (a cleaved edit committed, an edit the watcher
     never saw) measured something other than the protocol, so it is counted in ``invalid`` and
-    kept out of every mean."""
-    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool))
+    kept out of every mean. A *tampered* trial (the code under test forged its verdicts) is the
+    agent's doing: it scores zero, counts in every mean, and is counted in ``tampered``."""
+    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool),
+                                   tampered=scorecards.get("tampered", pd.Series(False, index=scorecards.index)).astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
         trials=("trial", "count"), invalid=("valid", lambda v: int((~v).sum())),
+        tampered=("tampered", lambda v: int(v.sum())),
         n_requirements=("n_requirements", "first"), expected_net=("expected_net", "first"),
         matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
         defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
@@ -172,8 +178,8 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
     )
     board = counts.join(scores, how="left").reset_index()
-    cols = [*GROUP, "trials", "invalid", "n_requirements", "raw", "net", "tes", "tokens", "s1_edit_survived",
-            "expected_net", "matches_expected", "defects_survived"]
+    cols = [*GROUP, "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens",
+            "s1_edit_survived", "expected_net", "matches_expected", "defects_survived"]
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "s1_edit_survived": 2})
 
 
@@ -188,7 +194,14 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
         lines += [f"> **INVALID: {invalid} trial{'s' if invalid != 1 else ''} failed the integrity check** (a cleaved "
                   "edit was committed, or an edit went unseen by the watcher). They are counted in `invalid` and "
                   "left out of every score; `scorecards.csv` gives the reasons.", ""]
-    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "raw", "net", "n_requirements",
+    tampered = int(board["tampered"].sum())
+    if tampered:
+        lines += [f"> **TAMPERED: {tampered} trial{'s' if tampered != 1 else ''} forged {'their' if tampered != 1 else 'its'} "
+                  "test verdicts** (a sentinel test got the wrong verdict, the report or exit status was changed, "
+                  "the test tree or the runner was modified). They score zero and count in every mean; "
+                  "`scorecards.csv` gives the evidence.", ""]
+    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "raw", "net",
+            "n_requirements",
             "tes", "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
     if board["variant"].str.startswith("poison").any():
         cols.insert(cols.index("s1_edit_survived"), "defects_survived")

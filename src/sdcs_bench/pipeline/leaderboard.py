@@ -60,8 +60,8 @@ def print_table(study_dir: Path) -> None:
         console.print(f"[bold]{LOCAL_LABEL}[/]: no results in {study_dir} yet; run `snakemake --cores 2`.")
         return
     table = Table(title=f"study {data['study']} — {LOCAL_LABEL}", title_justify="left", caption=data["notice"])
-    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "raw", "net", "tes", "tokens",
-            "expected_net", "matches_expected"]
+    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "raw", "net", "tes",
+            "tokens", "expected_net", "matches_expected"]
     for col in cols:
         table.add_column(col)
     for row in data["rows"]:

@@ -21,6 +21,7 @@ from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_tempo
 from sdcs_bench.sandbox import make_backend
 from sdcs_bench.sandbox.scaffold import scaffold
 from sdcs_bench.scoring import score_sandbox
+from sdcs_bench.scoring.sentinels import SentinelSettings
 from sdcs_bench.session.runner import run_session
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.pipeline.layout import CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, trial_layout
@@ -189,8 +190,10 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
         card = score_sandbox(
             trial.workload, final, tokens=tokens, backend=make_backend(trial.backend),
             timeout_s=trial.scoring_timeout_s, injection=injection, sessions=records,
+            sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
         )
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
     card = {**trial.labels(), **card, "expected": expected}
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
-    return _finish(stage_dir, "score", trial, started, net=card["net"], raw=card["raw"], valid=card["valid"])
+    return _finish(stage_dir, "score", trial, started, net=card["net"], raw=card["raw"], valid=card["valid"],
+                   tampered=card["tampered"])

@@ -50,6 +50,7 @@ def runtime_roots() -> list[Path]:
 class Backend(ABC):
     name: ClassVar[str]
     isolated: ClassVar[bool]
+    enforces_read_only: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -57,9 +58,12 @@ class Backend(ABC):
 
     @abstractmethod
     def wrap(
-        self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path]
+        self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
+        read_only: list[Path] = (),
     ) -> list[str]:
-        """The command line that runs ``argv`` inside the sandbox."""
+        """The command line that runs ``argv`` inside the sandbox. ``read_only`` are paths inside
+        ``workdir`` the process must not change (the scorer's test tree); a backend that cannot
+        enforce it says so (``enforces_read_only``) and the scorer checks them by hash instead."""
 
     def spawn(
         self,
@@ -70,14 +74,18 @@ class Backend(ABC):
         env: dict[str, str],
         network: bool = False,
         ro_binds: list[Path] | None = None,
+        read_only: list[Path] | None = None,
+        pass_fds: tuple[int, ...] = (),
         stdin: int | IO | None = subprocess.DEVNULL,
         stdout: int | IO | None = None,
         stderr: int | IO | None = None,
     ) -> subprocess.Popen:
         """Start ``argv`` as the leader of a new process group (so one kill ends all of it)."""
-        cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []))
+        cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []),
+                        read_only=list(read_only or []))
         return subprocess.Popen(
-            cmd, cwd=workdir, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+            cmd, cwd=workdir, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
+            pass_fds=pass_fds,
         )
 
     def run(
@@ -90,11 +98,13 @@ class Backend(ABC):
         timeout: float,
         network: bool = False,
         ro_binds: list[Path] | None = None,
+        read_only: list[Path] | None = None,
+        pass_fds: tuple[int, ...] = (),
     ) -> tuple[int | None, bytes, bytes]:
         """Run to completion; on timeout kill the whole group and return ``None`` as exit code."""
         proc = self.spawn(
             argv, workdir=workdir, home=home, env=env, network=network, ro_binds=ro_binds,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            read_only=read_only, pass_fds=pass_fds, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         try:
             out, err = proc.communicate(timeout=timeout)

@@ -18,6 +18,7 @@ def _within(path: Path, root: Path) -> bool:
 class BwrapBackend(Backend):
     name = "bwrap"
     isolated = True
+    enforces_read_only = True
 
     @classmethod
     @cache
@@ -28,7 +29,8 @@ class BwrapBackend(Backend):
         probe = [exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "true"]
         return subprocess.run(probe, capture_output=True).returncode == 0
 
-    def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path]) -> list[str]:
+    def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
+             read_only: list[Path] = ()) -> list[str]:
         workdir, home = workdir.resolve(), home.resolve()
         cmd = [
             shutil.which("bwrap") or "bwrap",
@@ -47,5 +49,8 @@ class BwrapBackend(Backend):
         for path in [*runtime_roots(), *(p.resolve() for p in ro_binds)]:
             if path.exists() and any(_within(path, m) for m in masked):
                 cmd += ["--ro-bind", str(path), str(path)]
-        cmd += ["--bind", str(workdir), str(workdir), "--bind", str(home), str(home), "--chdir", str(workdir)]
+        cmd += ["--bind", str(workdir), str(workdir), "--bind", str(home), str(home)]
+        for path in (p.resolve() for p in read_only):  # bound after the workdir, so they stay read-only
+            cmd += ["--ro-bind", str(path), str(path)]
+        cmd += ["--chdir", str(workdir)]
         return [*cmd, "--", *argv]

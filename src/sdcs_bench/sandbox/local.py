@@ -22,7 +22,8 @@ class LocalBackend(Backend):
     def available(cls) -> bool:
         return True
 
-    def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path]) -> list[str]:
+    def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
+             read_only: list[Path] = ()) -> list[str]:
         if not LocalBackend._warned:
             warnings.warn(
                 "sandbox backend 'local' gives the agent no isolation: it can read hidden tests and "

@@ -45,6 +45,7 @@ def _edges(metadata: Any) -> set[tuple[str, str]]:
 
 def check_boundaries(root: Path, wiring: dict[str, Any], dynamic: list[tuple[str, str]] = ()) -> dict[str, Any]:
     import grimp
+    import grimp.exceptions
 
     roots = [p for p in wiring.get("root_packages", []) if (root / p / "__init__.py").is_file()]
     missing = sorted(set(wiring.get("root_packages", [])) - set(roots))
@@ -53,6 +54,10 @@ def check_boundaries(root: Path, wiring: dict[str, Any], dynamic: list[tuple[str
         importlib.invalidate_caches()
         try:
             graph = grimp.build_graph(*roots, cache_dir=None) if roots else None
+        except grimp.exceptions.SourceSyntaxError as exc:  # the rules cannot be checked: none is kept
+            graph, unreadable = None, f"{exc}".replace(str(root) + "/", "")
+        else:
+            unreadable = None
         finally:
             sys.path.remove(str(root))
     dynamic_added = []
@@ -74,7 +79,8 @@ def check_boundaries(root: Path, wiring: dict[str, Any], dynamic: list[tuple[str
         )
         error = None
         if graph is None or missing:
-            kept, edges, error = False, set(), f"root packages missing: {', '.join(missing)}"
+            kept, edges = False, set()
+            error = unreadable or f"root packages missing: {', '.join(missing)}"
         else:
             try:
                 check = contract.check(copy.deepcopy(graph), verbose=False)

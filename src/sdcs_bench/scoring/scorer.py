@@ -6,6 +6,8 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import random
+import secrets
 import shutil
 import sys
 import tempfile
@@ -19,7 +21,10 @@ from sdcs_bench.sandbox.records import sandbox_meta, session_records
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.trial.workload import Workload
 from sdcs_bench.scoring.boundaries import check_boundaries, load_wiring
-from sdcs_bench.scoring.junit import HIDDEN_PREFIX, passed_nodeids, read_outcomes
+from sdcs_bench.scoring.junit import HIDDEN_PREFIX, junit_key
+from sdcs_bench.scoring.sentinels import SentinelSettings, judge, plant
+from sdcs_bench.scoring.suspicious import scan_source
+from sdcs_bench.scoring.verdicts import StreamReader, cross_check, parse
 
 PROBE = Path(__file__).with_name("probe_conftest.py")
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".tox", ".nox", ".venv", "venv", "node_modules", ".eggs"}
@@ -63,28 +68,68 @@ def scoring_copy(sandbox: Path, workload: Workload, dest: Path) -> list[str]:
     return excluded
 
 
+RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy")
+
+
+def _runner_dirs() -> list[Path]:
+    import importlib.util
+
+    found = []
+    for name in RUNNER_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            origin = Path(spec.origin).resolve()
+            found.append(origin.parent if origin.name == "__init__.py" else origin)
+    return found
+
+
+def tree_digest(paths: list[Path]) -> dict[str, str]:
+    """sha256 of every file under ``paths`` (a file's absence is part of the digest)."""
+    digest = {}
+    for root in paths:
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for f in files:
+            digest[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest()
+    return digest
+
+
 def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s: float) -> dict[str, Any]:
+    """Run the hidden tests (and the sentinels planted among them) on the scoring copy. The test
+    tree, its configuration and the probe are read-only for the run where the backend can enforce
+    it and hashed before and after everywhere; the verdicts come through a pipe (``verdicts.py``)."""
     out_dir = copy / ".specsnap"
     out_dir.mkdir()
-    junit, imports = out_dir / "junit.xml", out_dir / "imports.json"
-    home = copy / ".specsnap" / "home"
+    junit = out_dir / "junit.xml"
+    home = out_dir / "home"
     home.mkdir()
-    env = {
-        **base_env(home),
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "SPECSNAP_ROOT_PACKAGES": json.dumps(list(workload.packages)),
-        "SPECSNAP_IMPORTS_OUT": str(imports),
+    test_tree = [copy / HIDDEN_PREFIX, copy / "pytest.ini", copy / "conftest.py"]
+    before = tree_digest(test_tree)
+    stream = StreamReader()
+    probe = {
+        "fd": stream.write_fd, "copy": str(copy.resolve()), "roots": list(workload.packages), "hidden": HIDDEN_PREFIX,
+        "protected": [str(p) for p in [*test_tree, junit, *_runner_dirs()]],
     }
+    env = {**base_env(home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "SPECSNAP_PROBE": json.dumps(probe)}
     argv = [
         sys.executable, "-I", "-B", "-m", "pytest", "-c", "pytest.ini", "--rootdir", ".",
         "-p", "no:cacheprovider", "--import-mode=importlib", "-o", "addopts=", "-q",
         f"--junitxml={junit}", HIDDEN_PREFIX,
     ]
-    code, out, err = backend.run(argv, workdir=copy, home=home, env=env, timeout=timeout_s, network=False)
+    try:
+        code, out, err = backend.run(argv, workdir=copy, home=home, env=env, timeout=timeout_s, network=False,
+                                     read_only=test_tree, pass_fds=(stream.write_fd,))
+    finally:
+        lines = stream.lines()
+    result = parse(lines)
+    after = tree_digest(test_tree)
+    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+    result.evidence += [f"test tree changed during the run: {Path(k).relative_to(copy)}" for k in changed]
+    trusted, contradictions = cross_check(result, junit, code, lambda nid: junit_key(nid.removeprefix(f"{HIDDEN_PREFIX}/")))
+    result.evidence += contradictions
     return {
         "exit_code": code,
-        "junit": junit,
-        "dynamic_imports": [tuple(e) for e in json.loads(imports.read_text())] if imports.is_file() else [],
+        "stream": result,
+        "report_trusted": trusted,
         "output": (out + err).decode(errors="replace")[-20000:],
     }
 
@@ -137,19 +182,39 @@ def s1_edit_survived(sandbox: Path, records: list[dict]) -> bool | None:
     return True
 
 
-def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: float = 600) -> dict[str, Any]:
-    """Run the hidden tests and the boundary rules on a clean scoring copy of ``tree``."""
+def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: float = 600,
+                  sentinels: SentinelSettings | None = None, rng: random.Random | None = None) -> dict[str, Any]:
+    """Run the hidden tests and the boundary rules on a clean scoring copy of ``tree``. A run in
+    which any witness contradicts another (``tampered``) passes nothing."""
+    settings = sentinels or SentinelSettings.default()
     with tempfile.TemporaryDirectory(prefix="specsnap-score-") as tmp:
         copy = Path(tmp) / "copy"
         copy.mkdir()
         excluded = scoring_copy(tree, workload, copy)
+        planted = plant(copy / HIDDEN_PREFIX, HIDDEN_PREFIX, settings, rng or random.Random(secrets.randbits(64)))
         run = run_hidden_tests(copy, workload, backend, timeout_s)
+        stream = run.pop("stream")
+        verdicts = stream.verdicts()
+        evidence = stream.evidence + judge(planted, verdicts)
+        tampered = bool(evidence)
+        counted = run["report_trusted"] and not tampered
         all_ids = list(workload.baseline_tests) + [t for r in workload.requirements for t in r.tests]
-        passed, trusted = passed_nodeids(all_ids, run["junit"], run["exit_code"])
-        run["report_trusted"] = trusted
-        run["reported"] = sorted(read_outcomes(run.pop("junit")))
-        boundary = check_boundaries(copy, load_wiring(workload.baseline_dir / "wiring.yaml"), run["dynamic_imports"])
-    return {"passed": passed, "run": run, "boundaries": boundary, "excluded": excluded}
+        passed = {nid: counted and verdicts.get(f"{HIDDEN_PREFIX}/{nid}", False) for nid in all_ids}
+        twins = {s.nodeid for s in planted}
+        run["reported"] = sorted(junit_key(n.removeprefix(f"{HIDDEN_PREFIX}/")) for n in verdicts
+                                 if n.partition("[")[0] not in twins)
+        found = scan_source(copy, workload)
+        dynamic = [(a, b) for a, b, _ in stream.edges] + found["edges"]
+        boundary = check_boundaries(copy, load_wiring(workload.baseline_dir / "wiring.yaml"), dynamic)
+    return {
+        "passed": passed, "run": run, "boundaries": boundary, "excluded": excluded,
+        "tampered": tampered, "tamper_evidence": evidence,
+        "sentinels": {"planted": len(planted), "failing_twins": sum(s.kind == "failing_twin" for s in planted),
+                      "same_twins": sum(s.kind == "same_twin" for s in planted),
+                      "list": [s.to_dict() for s in planted]},
+        "suspicious": found["findings"] + [{"file": x["by"], "line": None, "what": f"at run time: {x['what']}"}
+                                           for x in stream.suspicious],
+    }
 
 
 def poison_report(workload: Workload, injection: dict[str, Any], passed: dict[str, bool],
@@ -181,6 +246,7 @@ def score_sandbox(
     arm: Arm | None = None,
     injection: dict[str, Any] | None = None,
     sessions: list[dict[str, Any]] | None = None,
+    sentinels: SentinelSettings | None = None,
 ) -> dict[str, Any]:
     """Score ``sandbox``. ``sessions`` are the session records kept outside the sandbox (the
     pipeline's stage records); without them (a sandbox scored by hand) the copies the session
@@ -188,14 +254,15 @@ def score_sandbox(
     sandbox = sandbox.resolve()
     meta = sandbox_meta(sandbox)
     records = session_records(sandbox) if sessions is None else sessions
-    result = evaluate_tree(workload, sandbox, backend, timeout_s)
+    result = evaluate_tree(workload, sandbox, backend, timeout_s, sentinels)
     passed, boundary, run, excluded = result["passed"], result["boundaries"], result["run"], result["excluded"]
+    tampered = result["tampered"]
     trusted = run["report_trusted"]
     per_req = {r.id: all(passed[t] for t in r.tests) for r in workload.requirements}
     baseline_failures = [t for t in workload.baseline_tests if not passed[t]]
     protected = protected_changes(sandbox, workload)
     raw = sum(per_req.values())
-    net = raw if not baseline_failures and not protected and boundary["violations"] == 0 else 0
+    net = raw if not tampered and not baseline_failures and not protected and boundary["violations"] == 0 else 0
     budget = workload.budget_tokens
     tes = net * min(1.0, budget / tokens.total) if tokens.total else float(net)
     notes_file = meta.get("notes_file") or (arm.notes_file if arm else None)
@@ -213,6 +280,9 @@ def score_sandbox(
         "tes": round(tes, 4),
         "valid": integrity["ok"],
         "integrity": integrity,
+        "tampered": tampered,
+        "tamper_evidence": result["tamper_evidence"],
+        "sentinels": result["sentinels"],
         "budget_tokens": budget,
         "tokens": tokens.to_dict(),
         "requirements": per_req,
@@ -221,12 +291,15 @@ def score_sandbox(
         "boundaries": boundary,
         "hidden_run": {"exit_code": run["exit_code"], "report_trusted": trusted, "tail": run["output"][-4000:]},
         "excluded_from_scoring_copy": excluded,
-        "poison": poison_report(workload, injection, passed, boundary) if injection else None,
+        "poison": (None if not injection else poison_report(workload, injection, passed, boundary) if not tampered
+                   else {"version": injection["version"], "survived": None,
+                         "untrusted": "the hidden-test run was tampered with; no survival is claimed"}),
         "diagnostics": {
             "s1_edit_survived": s1_edit_survived(sandbox, records),
             "no_cleave": any(c.get("no_cleave") for c in cleaves),
             "cleave_missed": any(c.get("missed") for c in cleaves),
             "notes": notes_size(sandbox, notes_file, meta.get("notes_cap_tokens")),
+            "suspicious_source": result["suspicious"],
             "sessions": [
                 {
                     "session": r["session"],

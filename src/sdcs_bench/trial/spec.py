@@ -65,6 +65,7 @@ class TrialSpec:
     backend: str
     session: SessionSettings
     scoring_timeout_s: float
+    scoring_sentinels: dict[str, Any]
     work_dir: Path
     raw: dict[str, Any] = field(repr=False, compare=False)
 
@@ -102,6 +103,7 @@ class TrialSpec:
                 session=SessionSettings(float(data["session"]["timeout_s"]), int(data["session"]["infra_retries"]),
                                         float(data["session"]["infra_backoff_s"])),
                 scoring_timeout_s=float(data["scoring"]["timeout_s"]),
+                scoring_sentinels=dict(data["scoring"]["sentinels"]),
                 work_dir=Path(data["work_dir"]),
                 raw=data,
             )

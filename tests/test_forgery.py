@@ -1,0 +1,238 @@
+"""The code under test attacks the scorer from inside the scoring process (docs/scoring.md, "Threat
+model"). Each attack is appended to a sandbox whose honest score is known: the baseline (raw 0,
+net 0: plausible code that implements no requirement) or the full gold (net 8) with a forbidden
+import. The attacked score is never higher than the honest one, and a forged run says so."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from conftest import apply_patch
+
+from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.scoring import score_sandbox
+
+
+def score(tier2, sandbox, backend):
+    return score_sandbox(tier2, sandbox, tokens=TokenUsage.reported(0), backend=backend)
+
+
+def append(sandbox, rel, code):
+    path = sandbox / rel
+    path.write_text(path.read_text() + "\n" + textwrap.dedent(code))
+
+
+@pytest.fixture
+def bwrap():
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.sandbox.bwrap import BwrapBackend
+
+    if not BwrapBackend.available():
+        pytest.skip("bubblewrap is not available")
+    return make_backend("bwrap")
+
+
+# -- the runner's own objects, changed at import time -------------------------------------------
+RUNNER_ATTACKS = {
+    "report objects say passed": """
+        import _pytest.reports as _r
+        _init = _r.TestReport.__init__
+        def _forged(self, *a, **k):
+            _init(self, *a, **k)
+            self.outcome, self.longrepr = "passed", None
+        _r.TestReport.__init__ = _forged
+    """,
+    "a test function's call does nothing": """
+        import _pytest.python as _p
+        _p.Function.runtest = lambda self: None
+    """,
+    "the report maker is replaced": """
+        import _pytest.runner as _run
+        _make = _run.call_and_report
+        def _quiet(item, when, log=True, **kw):
+            report = _make(item, when, log=False, **kw)
+            report.outcome, report.longrepr = "passed", None
+            if log:
+                item.ihook.pytest_runtest_logreport(report=report)
+            return report
+        _run.call_and_report = _quiet
+    """,
+    "a plugin found through the object graph flips outcomes": """
+        import gc as _gc
+        class _Flip:
+            def pytest_runtest_logreport(self, report):
+                report.outcome, report.longrepr = "passed", None
+        for _o in _gc.get_objects():
+            if type(_o).__name__ == "PytestPluginManager":
+                _o.register(_Flip(), "flip")
+                break
+    """,
+    "a hook wrapper found through the call stack flips outcomes (only the sentinels see it)": """
+        import sys as _sys
+        import pluggy as _pluggy
+        class _Flip:
+            @_pluggy.HookimplMarker("pytest")(hookwrapper=True)
+            def pytest_runtest_makereport(self, item, call):
+                outcome = yield
+                report = outcome.get_result()
+                report.outcome, report.longrepr = "passed", None
+        _f = _sys._getframe()
+        while _f is not None:
+            _cfg = _f.f_locals.get("config") or getattr(_f.f_locals.get("session"), "config", None)
+            if _cfg is not None and hasattr(_cfg, "pluginmanager"):
+                _cfg.pluginmanager.register(_Flip(), "flip")
+                break
+            _f = _f.f_back
+    """,
+}
+
+
+@pytest.mark.parametrize("attack", list(RUNNER_ATTACKS))
+def test_changing_the_runner_from_inside_scores_zero_and_says_why(attack, tier2, make_sandbox, bwrap):
+    sandbox = make_sandbox()
+    append(sandbox, "billing/__init__.py", RUNNER_ATTACKS[attack])
+    card = score(tier2, sandbox, bwrap)
+    assert card["tampered"], card["hidden_run"]["tail"]
+    assert (card["raw"], card["net"], card["tes"]) == (0, 0, 0) and not any(card["requirements"].values())
+    assert card["tamper_evidence"]
+    if "only the sentinels" in attack:
+        assert any(e.startswith("sentinel ") for e in card["tamper_evidence"]), card["tamper_evidence"]
+    if "replaced" in attack or "objects" in attack or "does nothing" in attack:
+        assert any(e.startswith("runner changed") for e in card["tamper_evidence"]), card["tamper_evidence"]
+    assert card["diagnostics"]["suspicious_source"], "the static scan lists the attack"
+
+
+def test_an_object_that_equals_everything_is_caught_by_the_failing_twins(tier2, make_sandbox, bwrap):
+    sandbox = make_sandbox()
+    append(sandbox, "billing/__init__.py", """
+        class _Everything:
+            def __eq__(self, other):
+                return True
+            __hash__ = object.__hash__
+        import billing.fees as _fees
+        for _name in dir(_fees):
+            if not _name.startswith("_") and callable(getattr(_fees, _name)):
+                setattr(_fees, _name, lambda *a, **k: _Everything())
+    """)
+    card = score(tier2, sandbox, bwrap)
+    assert card["tampered"] and card["net"] == 0
+    assert any("passed together with" in e for e in card["tamper_evidence"]), card["tamper_evidence"]
+
+
+# -- the report and the exit status, rewritten at interpreter exit ------------------------------
+def test_a_rewritten_report_and_a_forced_exit_status_score_zero(tier2, make_sandbox, bwrap):
+    sandbox = make_sandbox()
+    append(sandbox, "billing/__init__.py", """
+        import atexit as _atexit, os as _os, re as _re, sys as _sys
+        def _lie():
+            junit = next(a.split("=", 1)[1] for a in _sys.argv if a.startswith("--junitxml="))
+            with open(junit) as fh:
+                text = fh.read()
+            text = _re.sub(r"<(failure|error)\\b.*?</\\1>", "", text, flags=_re.S)
+            text = _re.sub(r'(failures|errors)="\\d+"', r'\\1="0"', text)
+            with open(junit, "w") as fh:
+                fh.write(text)
+            _os._exit(0)
+        _atexit.register(_lie)
+    """)
+    card = score(tier2, sandbox, bwrap)
+    assert card["tampered"] and (card["raw"], card["net"]) == (0, 0)
+    evidence = " | ".join(card["tamper_evidence"])
+    assert "exit status forced" in evidence and "report rewritten" in evidence, evidence
+    assert card["hidden_run"]["exit_code"] == 0  # the lie happened, and was not believed
+
+
+# -- the hidden tests, rewritten on disk while they are collected -------------------------------
+REWRITE = """
+    import pathlib as _pl, re as _re
+    for _p in _pl.Path(__file__).resolve().parents[1].glob("specsnap_hidden/**/test_r_*.py"):
+        try:
+            _p.write_text(_re.sub(r"(?m)^(\\s*)(assert .*|with pytest.raises.*)$", r"\\1pass", _p.read_text()))
+        except OSError:
+            pass
+"""
+
+
+def test_rewriting_the_hidden_tests_is_refused_and_reported(tier2, make_sandbox, backend):
+    sandbox = make_sandbox()
+    append(sandbox, "billing/__init__.py", REWRITE)
+    card = score(tier2, sandbox, backend)
+    assert card["tampered"] and (card["raw"], card["net"]) == (0, 0)
+    evidence = " | ".join(card["tamper_evidence"])
+    assert "write: " in evidence and "specsnap_hidden" in evidence, evidence
+    if backend.enforces_read_only:
+        assert "test tree changed" not in evidence  # the mount refused the write
+    else:
+        assert "test tree changed during the run" in evidence
+
+
+# -- forbidden imports through machinery that is not an import statement ------------------------
+REACH = {
+    "importlib.__import__": "import importlib\nfees = importlib.__import__(NAME, fromlist=['_'])",
+    "importlib's bootstrap": "import importlib._bootstrap\nfees = importlib._bootstrap._gcd_import(NAME)",
+    "a loader run on a spec": (
+        "import importlib.util, os\n"
+        "path = os.path.join(os.path.dirname(__file__), '..', *NAME.split('.')) + '.py'\n"
+        "spec = importlib.util.spec_from_file_location('_f', path)\n"
+        "fees = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(fees)"
+    ),
+    "a file executed by path": (
+        "import os, types\n"
+        "path = os.path.join(os.path.dirname(__file__), '..', *NAME.split('.')) + '.py'\n"
+        "fees = types.SimpleNamespace()\n"
+        "with open(path) as fh:\n    exec(compile(fh.read(), '<x>', 'exec'), fees.__dict__)"
+    ),
+    "sys.modules": "import sys\nfees = sys.modules[NAME]",
+}
+
+
+@pytest.mark.parametrize("how", list(REACH))
+def test_a_forbidden_module_reached_by_any_machinery_is_a_violation(how, tier2, make_sandbox, bwrap):
+    sandbox = make_sandbox()
+    for req in tier2.requirements:
+        apply_patch(sandbox, req.gold)
+    assert score(tier2, sandbox, bwrap)["net"] == 8  # the honest score of this sandbox
+    reach = textwrap.indent(REACH[how], "    ")
+    append(sandbox, "ledger/balances.py", (
+        'NAME = "bil" + "ling.fees"   # computed: no static analysis names it\n\n'
+        f"def _reach():\n{reach}\n    return fees\n\n"
+        "_honest = account_balances\n\n"
+        "def account_balances(entries):\n    _reach().card_processing_fee(100)\n    return _honest(entries)\n"
+    ))
+    card = score(tier2, sandbox, bwrap)
+    assert card["net"] == 0 and card["violations"] >= 1, card["boundaries"]
+    found = [d for d in card["boundaries"]["details"] if d["importer"] == "ledger.balances"
+             and d["imported"].startswith("billing")]
+    assert found and found[0]["dynamic"], card["boundaries"]
+
+
+# -- the honest cases ---------------------------------------------------------------------------
+def test_honest_runs_are_not_tampered_and_carry_sentinels(tier2, make_sandbox, backend):
+    sandbox = make_sandbox()
+    base = score(tier2, sandbox, backend)
+    for req in tier2.requirements:
+        apply_patch(sandbox, req.gold)
+    gold = score(tier2, sandbox, backend)
+    for card in (base, gold):
+        assert not card["tampered"] and card["tamper_evidence"] == []
+        assert card["sentinels"]["failing_twins"] >= 2 and card["sentinels"]["same_twins"] >= 2
+        assert card["diagnostics"]["suspicious_source"] == []
+    assert (base["net"], gold["net"]) == (0, 8)
+
+
+def test_suspicious_source_is_listed_without_zeroing(tier2, make_sandbox, bwrap):
+    sandbox = make_sandbox()
+    for req in tier2.requirements:
+        apply_patch(sandbox, req.gold)
+    append(sandbox, "billing/fees.py", """
+        def _never_called():
+            import atexit, sys
+            atexit.register(lambda: None)
+            return sys._getframe().f_back, open("specsnap_hidden/x.py", "w")
+    """)
+    card = score(tier2, sandbox, bwrap)
+    assert card["net"] == 8 and not card["tampered"]
+    whats = " | ".join(f["what"] for f in card["diagnostics"]["suspicious_source"])
+    for needle in ("exit-time hooks", "reads the call stack", "names the hidden tests", "writes a file"):
+        assert needle in whats, whats
