@@ -92,6 +92,7 @@ def _run_many(tmp_path: Path, cases: list[tuple[str, str, str | None]], n: int, 
 
 
 @pytest.mark.stress
+@pytest.mark.slow
 def test_reference_policies_never_commit_a_cleaved_edit_under_load(tmp_path, loaded_machine):
     # ref_oracle edits a requirement and commits it in one action, with no pause in between.
     cases = [
@@ -105,6 +106,7 @@ def test_reference_policies_never_commit_a_cleaved_edit_under_load(tmp_path, loa
 
 
 @pytest.mark.stress
+@pytest.mark.slow
 def test_the_command_adapter_never_commits_a_cleaved_edit_under_load(tmp_path, loaded_machine):
     # The tiny agent writes a module and runs `git add -A && git commit` in the same model reply.
     failures = _run_many(tmp_path, [("replay_command", "tier_2", None)], TOTAL // 4)

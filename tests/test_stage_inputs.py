@@ -16,12 +16,16 @@ from sdcs_bench.pipeline.plan import read_cells
 # whose script lies under conf/agent/replay, and a poison-pill variant (the inject stage).
 GRID = ["agent=[ref_verbatim_notes,replay_command]", "arm=[State_MD_Only]", "variant=[none,poison_v2]"]
 VOLATILE = {"wall_s", "tail", "started", "finished", "at_s", "wall_time", "write_to_exit_s", "latency_s"}
+# Which hidden tests get sentinel twins, and their names, are drawn afresh for every scoring run
+# (they must be unpredictable); how many are planted is not.
+DRAWN = {"list"}
 
 
 def _stable(data):
-    """A scorecard without what measures time (wall times, the test runner's own timing line)."""
+    """A scorecard without what measures time (wall times, the test runner's own timing line) and
+    without the sentinels' random draw."""
     if isinstance(data, dict):
-        return {k: _stable(v) for k, v in data.items() if k not in VOLATILE}
+        return {k: _stable(v) for k, v in data.items() if k not in VOLATILE and not (k in DRAWN and "planted" in data)}
     if isinstance(data, list):
         return [_stable(v) for v in data]
     return data

@@ -245,8 +245,11 @@ def _runner_object(obj):
     return _isinstance(module, _str) and module.split(".")[0] in _RUNNER_PREFIXES
 
 
+_WATCHED = frozenset({"exec", "compile", "open", "object.__setattr__", *_PATH_EVENTS, *_GRAPH_EVENTS, *_FRAME_EVENTS})
+
+
 def _audit(event, args):
-    if _busy[0]:
+    if _busy[0] or event not in _WATCHED:
         return
     _busy[0] = True
     try:
@@ -304,41 +307,47 @@ def _audit(event, args):
 sys.addaudithook(_audit)
 
 
-# -- the runner's own objects, checked at every test ------------------------------------------------
+# -- the runner's own objects, checked after every test module ------------------------------------------------
 def _runner_state():
-    """id of every function and class the runner defines, and of everything in those classes."""
-    state, classes = {}, []
+    """Every function and class the runner defines, and everything in those classes, as
+    (namespace, key, object id) to compare later; and the classes with their sizes."""
+    entries, classes = [], []
     for name, module in list(sys.modules.items()):
         if not _isinstance(module, _ModuleType) or name.split(".")[0] not in ("_pytest", "pytest", "pluggy"):
             continue
-        for attr, value in list(vars(module).items()):
+        space = vars(module)
+        for attr, value in list(space.items()):
             if callable(value) and getattr(value, "__module__", None) == name:
-                state[(name, attr)] = id(value)
+                entries.append((space, attr, id(value), f"{name}.{attr}"))
                 if _isinstance(value, type):
-                    classes.append((f"{name}.{attr}", value))
-                    for cattr, cvalue in list(vars(value).items()):
-                        state[(name, attr, cattr)] = id(cvalue)
-    state[("probe", "__import__")] = id(builtins.__import__) == id(_import)
-    state[("probe", "import_module")] = id(importlib.import_module) == id(_import_module)
-    state[("probe", "traced")] = id(_TracedModule.__dict__.get("__getattribute__")) == id(_traced_getattribute)
-    return state, classes
+                    cspace = vars(value)
+                    classes.append((value, set(cspace), f"{name}.{attr}"))
+                    for cattr, cvalue in list(cspace.items()):
+                        entries.append((cspace, cattr, id(cvalue), f"{name}.{attr}.{cattr}"))
+    return entries, classes
 
 
-_BASELINE, _CLASSES = {}, []
+_BASELINE, _CLASSES = [], []
+_PROBE_PARTS = ((builtins, "__import__", _import), (importlib, "import_module", _import_module))
 
 
 def _checkpoint(where):
     _busy[0] = True
     try:
-        now, _ = _runner_state()
-        for key, before in _BASELINE.items():
-            if now.get(key) != before:
-                _evidence("runner changed", ".".join(map(str, key)), where)
-        for qualname, cls in _CLASSES:  # behaviour added to a runner class (pytest adds only flags)
-            for cattr, cvalue in list(vars(cls).items()):
-                if (qualname.rpartition(".")[0], qualname.rpartition(".")[2], cattr) not in _BASELINE and (
-                        callable(cvalue) or hasattr(type(cvalue), "__get__")):
-                    _evidence("runner changed", f"{qualname}.{cattr} added", where)
+        for space, key, before, label in _BASELINE:
+            if id(space.get(key)) != before:
+                _evidence("runner changed", label, where)
+        for cls, keys, label in _CLASSES:  # behaviour added to a runner class (pytest adds only flags)
+            space = vars(cls)
+            if len(space) != len(keys):
+                for cattr in set(space) - keys:
+                    if callable(space[cattr]) or hasattr(type(space[cattr]), "__get__"):
+                        _evidence("runner changed", f"{label}.{cattr} added", where)
+        for owner, attr, mine in _PROBE_PARTS:
+            if getattr(owner, attr, None) is not mine:
+                _evidence("probe removed", f"{owner.__name__}.{attr} replaced", where)
+        if _TracedModule.__dict__.get("__getattribute__") is not _traced_getattribute:
+            _evidence("probe removed", "the package modules' attribute probe replaced", where)
     except BaseException as exc:
         _evidence("runner changed", f"runner state unreadable: {type(exc).__name__}", where)
     finally:
@@ -346,8 +355,8 @@ def _checkpoint(where):
 
 
 def pytest_sessionstart(session):
-    state, classes = _runner_state()
-    _BASELINE.update(state)
+    entries, classes = _runner_state()
+    _BASELINE.extend(entries)
     _CLASSES.extend(classes)
 
 
@@ -357,8 +366,11 @@ def pytest_collectreport(report):
 
 def pytest_runtest_logreport(report):
     _send({"event": "report", "nodeid": report.nodeid, "when": report.when, "outcome": report.outcome})
-    if report.when == "teardown":
-        _checkpoint(report.nodeid)
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
+        _checkpoint(item.nodeid)  # after each test module (the sentinels judge every single test)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -43,9 +43,10 @@ class SentinelSettings:
     def default(cls) -> SentinelSettings:
         """The project's settings (``conf/config.yaml`` ``scoring.sentinels``), for scoring outside
         the pipeline; a pipeline stage takes them from its trial file."""
-        from sdcs_bench.trial.config import compose
+        from sdcs_bench.core.paths import conf_dir
+        from sdcs_bench.trial.config import read_yaml
 
-        return cls.from_config(compose()["scoring"]["sentinels"])
+        return cls.from_config(read_yaml(conf_dir() / "config.yaml")["scoring"]["sentinels"])
 
 
 @dataclass(frozen=True)
