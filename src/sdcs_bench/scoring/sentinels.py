@@ -170,7 +170,8 @@ def plant(hidden: Path, rel_root: str, settings: SentinelSettings, rng: random.R
                 name = _name(vocabulary, taken, rng)
                 literal, replacement, change = None, "", ""
                 if kind == "failing_twin":
-                    literal = rng.choice(_changeable(func, source))
+                    choices = _changeable(func, source)  # numbers first: a changed string can look like a typo
+                    literal = rng.choice([c for c in choices if isinstance(c.value, int)] or choices)
                     text = ast.get_source_segment(source, literal) or ""
                     replacement = _changed_literal(literal, text, rng)
                     change = f"line {literal.lineno}: {text} -> {replacement}"
