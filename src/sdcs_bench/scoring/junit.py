@@ -1,4 +1,4 @@
-"""Grading from a JUnit XML report and the exit code only (never from printed text)."""
+"""Reading pytest's JUnit XML report (one witness of a run: ``verdicts.py`` cross-checks it)."""
 
 from __future__ import annotations
 
@@ -31,18 +31,3 @@ def read_outcomes(report: Path) -> dict[tuple[str, str], bool]:
         ok = not any(child.tag in ("failure", "error", "skipped") for child in case)
         outcomes[key] = outcomes.get(key, True) and ok
     return outcomes
-
-
-def report_trusted(outcomes: dict[tuple[str, str], bool], exit_code: int | None) -> bool:
-    """pytest exits 0 only when everything passed and 1 when some test failed; any other code
-    (interrupted, internal error, usage error, nothing collected, killed) or a contradiction
-    between code and report means nothing in the run can be trusted to have passed."""
-    any_failed = not all(outcomes.values()) if outcomes else True
-    return bool((exit_code == 0 and outcomes and not any_failed) or (exit_code == 1 and any_failed))
-
-
-def passed_nodeids(nodeids: list[str], report: Path, exit_code: int | None) -> tuple[dict[str, bool], bool]:
-    """Node id -> passed (a test missing from the report failed), and whether the run is trusted."""
-    outcomes = read_outcomes(report)
-    trusted = report_trusted(outcomes, exit_code)
-    return {nid: trusted and outcomes.get(junit_key(nid), False) for nid in nodeids}, trusted
