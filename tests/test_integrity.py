@@ -60,8 +60,9 @@ def test_an_honest_cleave_passes_the_integrity_check(tmp_path):
                                                  "edit_committed": False, "commits": []}
 
 
-def _row(trial: str, valid: bool, net: int) -> dict:
-    return {"trial": trial, "workload": "tier_2", "arm": "Vanilla", "agent": "a", "agent_kind": "real agent",
+def _row(trial: str, valid: bool, net: int, tampered: bool = False) -> dict:
+    return {"tampered": tampered, "tamper_evidence": "sentinel x passed together with y | more" if tampered else "",
+            "trial": trial, "workload": "tier_2", "arm": "Vanilla", "agent": "a", "agent_kind": "real agent",
             "variant": "none", "n_requirements": 8, "raw": net, "net": net, "tes": float(net), "tokens": 10,
             "s1_edit_survived": True, "expected_net": None, "matches_expected": None, "poison_survived": "",
             "valid": valid, "invalid_reasons": "" if valid else "S1: the cleaved edit was committed"}
@@ -74,3 +75,12 @@ def test_the_leaderboard_counts_invalid_trials_apart_and_says_so():
     assert row["net"] == 3.0  # the mean of the valid trials only: the forged 8 does not count
     md = to_markdown(board, "s")
     assert "INVALID" in md and "1 trial" in md
+
+
+def test_a_tampered_trial_scores_zero_in_every_mean_and_the_leaderboard_says_why():
+    board = leaderboard(pd.DataFrame([_row("t0", True, 4), _row("t1", True, 0, tampered=True)]))
+    (row,) = board.to_dict("records")
+    assert (row["trials"], row["invalid"], row["tampered"], row["net"]) == (2, 0, 1, 2.0)
+    assert row["tamper_evidence"] == "sentinel x passed together with y"
+    md = to_markdown(board, "s")
+    assert "TAMPERED: 1 trial" in md and "sentinel x passed together with y" in md

@@ -169,6 +169,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     counts = scorecards.groupby(GROUP, sort=True).agg(
         trials=("trial", "count"), invalid=("valid", lambda v: int((~v).sum())),
         tampered=("tampered", lambda v: int(v.sum())),
+        tamper_evidence=("tamper_evidence", lambda s: " | ".join(sorted({e.split(" | ")[0] for e in s.fillna("") if e}))),
         n_requirements=("n_requirements", "first"), expected_net=("expected_net", "first"),
         matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
         defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
@@ -179,7 +180,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     )
     board = counts.join(scores, how="left").reset_index()
     cols = [*GROUP, "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens",
-            "s1_edit_survived", "expected_net", "matches_expected", "defects_survived"]
+            "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", "tamper_evidence"]
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "s1_edit_survived": 2})
 
 
@@ -205,8 +206,10 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
             "tes", "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
     if board["variant"].str.startswith("poison").any():
         cols.insert(cols.index("s1_edit_survived"), "defects_survived")
+    if tampered:
+        cols.append("tamper_evidence")  # the first piece of evidence of each tampered trial
     lines.append("| " + " | ".join(cols) + " |")
     lines.append("|" + "---|" * len(cols))
     for row in board[cols].itertuples(index=False):
-        lines.append("| " + " | ".join("" if pd.isna(v) else str(v) for v in row) + " |")
+        lines.append("| " + " | ".join("" if pd.isna(v) else str(v).replace("|", "\\|") for v in row) + " |")
     return "\n".join(lines) + "\n"
