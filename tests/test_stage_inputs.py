@@ -31,6 +31,15 @@ def _stable(data):
     return data
 
 
+def _differences(a, b, path=""):
+    """Where two scorecards differ, as paths (what the assertion reports when they do)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b), key=str) for d in _differences(a.get(k), b.get(k), f"{path}/{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{path}[{i}]")]
+    return [] if a == b else [f"{path}: {a!r:.200} != {b!r:.200}"]
+
+
 def _run_stages(clone: Path, results: Path, plan: StudyLayout) -> dict[str, dict]:
     """Every stage of every planned trial through the CLI, in order; the scorecards by trial."""
     cards = {}
@@ -67,7 +76,7 @@ def test_every_stage_runs_with_conf_moved_away_and_scores_the_same(clone, tmp_pa
     assert "conf/config.yaml does not exist" in specsnap("--root", str(clone), "list", "agents", cwd=clone).stderr
     without_conf = _run_stages(clone, tmp_path / "without-conf" / "run", plan)
 
-    assert _stable(with_conf) == _stable(without_conf)
+    assert _stable(with_conf) == _stable(without_conf), _differences(_stable(with_conf), _stable(without_conf))
     poisoned = [c for t, c in without_conf.items() if "poison_v2" in t]
     assert poisoned and all(c["poison"]["version"] == "v2" for c in poisoned)
     replayed = [c for t, c in without_conf.items() if "replay_command" in t]

@@ -62,7 +62,7 @@ def check_boundaries(root: Path, wiring: dict[str, Any], dynamic: list[tuple[str
             sys.path.remove(str(root))
     dynamic_added = []
     if graph is not None:
-        for importer, imported in dynamic:
+        for importer, imported in sorted(set(dynamic)):  # the order they were seen in is not a fact
             if importer in graph.modules and imported in graph.modules and not graph.direct_import_exists(
                 importer=importer, imported=imported
             ):

@@ -212,8 +212,8 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
         "sentinels": {"planted": len(planted), "failing_twins": sum(s.kind == "failing_twin" for s in planted),
                       "same_twins": sum(s.kind == "same_twin" for s in planted),
                       "list": [s.to_dict() for s in planted]},
-        "suspicious": found["findings"] + [{"file": x["by"], "line": None, "what": f"at run time: {x['what']}"}
-                                           for x in stream.suspicious],
+        "suspicious": found["findings"] + sorted(({"file": x["by"], "line": None, "what": f"at run time: {x['what']}"}
+                                                  for x in stream.suspicious), key=lambda f: (f["file"], f["what"])),
     }
 
 
