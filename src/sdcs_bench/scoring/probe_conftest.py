@@ -79,12 +79,15 @@ def _untrusted(filename, copy=_COPY + os.sep, hidden=_HIDDEN + os.sep, me=_SELF)
     return filename.startswith(copy) and filename != me and not filename.startswith(hidden)
 
 
-def _stack_untrusted(frame, untrusted=_untrusted):
+def _stack_untrusted(frame, untrusted=_untrusted, thread=__import__("_thread").get_ident,
+                     main=__import__("_thread").get_ident()):
+    """The agent's file on the stack, if any; a thread of its own counts as the agent's (pytest
+    runs every test in the main thread; a thread's stack starts in threading.py)."""
     while frame is not None:
         if untrusted(frame.f_code.co_filename):
             return frame.f_code.co_filename
         frame = frame.f_back
-    return None
+    return None if thread() == main else "<a thread started by the code under test>"
 
 
 def _nearest_package_module(frame, skip=None, module_of=_module_of):
@@ -194,10 +197,11 @@ _PATH_EVENTS = types.MappingProxyType({
     "shutil.move": (0, 1), "shutil.copyfile": (1,), "os.utime": (0,), "os.chown": (0,),
 })
 _GRAPH_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.addaudithook",
+                           "sys.settrace", "sys.setprofile",  # a tracer can jump over a test's lines
                            "ctypes.dlopen", "ctypes.dlsym", "ctypes.addressof", "ctypes.cdata",
                            "ctypes.call_function", "ctypes.string_at", "ctypes.PyObj_FromPtr"})
-_FRAME_EVENTS = frozenset({"sys._current_frames", "sys.settrace", "sys.setprofile"})
-_RUNNER_PREFIXES = frozenset({"_pytest", "pytest", "pluggy", "py", __name__})
+_FRAME_EVENTS = frozenset({"sys._current_frames"})
+_RUNNER_PREFIXES = frozenset({"_pytest", "pytest", "pluggy", "py"})
 _PROBE_ATTRIBUTES = frozenset({"__defaults__", "__kwdefaults__", "__code__", "__globals__", "__closure__"})
 
 
@@ -263,9 +267,17 @@ def _audit(event, args, getframe=sys._getframe, CodeType=types.CodeType, module_
                     evidence("write", f"{event} {real}", where)
         elif event == "object.__setattr__":
             obj, name = args[0], args[1]
-            where = stack_untrusted(getframe(1))
-            if where and ((name == "__class__" and id(obj) in traced) or runner_object(obj) or obj is cls):
-                evidence("runner changed", f"{getattr(obj, '__qualname__', repr(obj))[:120]}.{name}", where)
+            label = f"{getattr(obj, '__qualname__', repr(obj))[:120]}.{name}"
+            if getattr(obj, "__module__", None) == me or obj is cls:  # the probe's own parts, whoever asks
+                evidence("probe changed", label, stack_untrusted(getframe(1)) or "the call stack")
+            elif name == "__class__" and id(obj) in traced:
+                frame = getframe(1)
+                if nearest(frame) != traced[id(obj)]:  # a module may set its own class (PEP 549's recipe)
+                    evidence("probe removed", label, stack_untrusted(frame) or "the call stack")
+            elif runner_object(obj):
+                where = stack_untrusted(getframe(1))
+                if where:
+                    evidence("runner changed", label, where)
         elif event in graph_events:
             where = stack_untrusted(getframe(1))
             if where:
@@ -278,17 +290,17 @@ def _audit(event, args, getframe=sys._getframe, CodeType=types.CodeType, module_
         pass
 
 
-def _probe_read(event, args, getframe=sys._getframe, untrusted=_untrusted, evidence=_evidence,
-                attributes=_PROBE_ATTRIBUTES, me=__name__):
-    """A second hook for what the first returns from at once: code under test reading the probe's
-    own functions (their defaults hold its state)."""
+def _probe_read(event, args, getframe=sys._getframe, evidence=_evidence, attributes=_PROBE_ATTRIBUTES,
+                me=__name__):
+    """A second hook for what the first returns from at once: once the session has started, no
+    one reads the probe's own functions (their defaults hold its state) but an attacker, whatever
+    helper (inspect, a thread) it reads them through."""
     if event != "object.__getattr__" or len(args) < 2 or args[1] not in attributes:
         return
     try:
         if getattr(args[0], "__module__", None) == me:
-            caller = getframe(1).f_code.co_filename
-            if untrusted(caller):
-                evidence("probe read", f"{getattr(args[0], '__qualname__', '?')}.{args[1]}", caller)
+            evidence("probe read", f"{getattr(args[0], '__qualname__', '?')}.{args[1]}",
+                     getframe(1).f_code.co_filename)
     except Exception:
         pass
 
@@ -299,7 +311,8 @@ sys.addaudithook(_audit)
 # -- the runner's own objects, checked after every test module --------------------------------------
 def _runner_state(modules=sys.modules, ModuleType=types.ModuleType):
     """Every function and class the runner defines, and everything in those classes, as
-    (namespace, key, object id, label) to compare later; and the classes with their keys."""
+    (namespace, key, object, label) to compare later by identity (the objects are kept alive, so
+    no new object can take an old one's address); and the classes with their keys."""
     entries, classes = [], []
     for name, module in list(modules.items()):
         if not isinstance(module, ModuleType) or name.split(".")[0] not in ("_pytest", "pytest", "pluggy"):
@@ -307,12 +320,12 @@ def _runner_state(modules=sys.modules, ModuleType=types.ModuleType):
         space = vars(module)
         for attr, value in list(space.items()):
             if callable(value) and getattr(value, "__module__", None) == name:
-                entries.append((space, attr, id(value), f"{name}.{attr}"))
+                entries.append((space, attr, value, f"{name}.{attr}"))
                 if isinstance(value, type):
                     cspace = vars(value)
                     classes.append((value, set(cspace), f"{name}.{attr}"))
                     for cattr, cvalue in list(cspace.items()):
-                        entries.append((cspace, cattr, id(cvalue), f"{name}.{attr}.{cattr}"))
+                        entries.append((cspace, cattr, cvalue, f"{name}.{attr}.{cattr}"))
     return entries, classes
 
 
@@ -321,7 +334,7 @@ def _checkpoint(where, baseline=[], classes=[], evidence=_evidence,  # noqa: B00
                 cls=_TracedModule, getattribute=_traced_getattribute):
     try:
         for space, key, before, label in baseline:
-            if id(space.get(key)) != before:
+            if space.get(key) is not before:
                 evidence("runner changed", label, where)
         for klass, keys, label in classes:  # behaviour added to a runner class (pytest adds only flags)
             space = vars(klass)

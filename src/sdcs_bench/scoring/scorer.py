@@ -191,18 +191,24 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
         copy = Path(tmp) / "copy"
         copy.mkdir()
         excluded = scoring_copy(tree, workload, copy)
-        planted = plant(copy / HIDDEN_PREFIX, HIDDEN_PREFIX, settings, rng or random.Random(secrets.randbits(64)))
+        planted, renamed = plant(copy / HIDDEN_PREFIX, HIDDEN_PREFIX, settings,
+                                 rng or random.Random(secrets.randbits(64)))
         run = run_hidden_tests(copy, workload, backend, timeout_s)
         stream = run.pop("stream")
         verdicts = stream.verdicts()
         evidence = stream.evidence + judge(planted, verdicts)
         tampered = bool(evidence)
         counted = run["report_trusted"] and not tampered
+
+        def as_run(nid: str) -> str:  # a workload's node id as this run named it
+            base, sep, params = f"{HIDDEN_PREFIX}/{nid}".partition("[")
+            return renamed.get(base, base) + sep + params
+
         all_ids = list(workload.baseline_tests) + [t for r in workload.requirements for t in r.tests]
-        passed = {nid: counted and verdicts.get(f"{HIDDEN_PREFIX}/{nid}", False) for nid in all_ids}
-        twins = {s.nodeid for s in planted}
-        run["reported"] = sorted(junit_key(n.removeprefix(f"{HIDDEN_PREFIX}/")) for n in verdicts
-                                 if n.partition("[")[0] not in twins)
+        passed = {nid: counted and verdicts.get(as_run(nid), False) for nid in all_ids}
+        own_name = {new: old for old, new in renamed.items()}
+        run["reported"] = sorted(junit_key(own_name[b].removeprefix(f"{HIDDEN_PREFIX}/") + sep + p)
+                                 for b, sep, p in (n.partition("[") for n in verdicts) if b in own_name)
         found = scan_source(copy, workload)
         dynamic = [(a, b) for a, b, _ in stream.edges] + found["edges"]
         boundary = check_boundaries(copy, load_wiring(workload.baseline_dir / "wiring.yaml"), dynamic)

@@ -4,16 +4,18 @@ relative to their originals, so that a run in which the code under test forged v
 For each scoring run, a random share of the hidden tests (drawn from an unpredictable seed) gets
 
 - a **failing twin**: the same test, under a new plausible name, with one expectation changed
-  (a literal ``assert X == 7`` becomes ``assert X == 9``). The original and its failing twin
-  cannot both pass: one value cannot equal two different literals. Both passing is tampering,
-  whether the runner lied or the code returned an object that equals everything or read its
-  expected value from the test.
+  (a literal ``assert X == 7`` becomes ``assert X == 9``; where there is none, a top-level
+  ``assert E`` becomes ``assert not (E)``). The original and its failing twin cannot both pass.
+  Both passing is tampering, whether the runner lied or the code returned an object that equals
+  everything or read its expected value from the test.
 - a **same twin**: the same test under a new name. Its verdict must equal the original's, so a
   forger that knows the real tests' names (and flips only those) shows itself.
 
-Twins are written from the original's own text (same formatting, same decorators, same fixtures),
-next to it (before or after, at random), so neither their names, their text nor their places tell
-them from real tests. What the scorer knows about them never enters the scoring process.
+Every real test is renamed too, so a forger that knows the hidden tests' names learns nothing from
+them. Twins are written from the original's own text (same formatting, same decorators, same
+fixtures), next to it (a failing twin before or after at random; a same twin after), so neither
+their names, their text nor their places tell them from real tests. What the scorer knows about
+them never enters the scoring process.
 """
 
 from __future__ import annotations
@@ -51,10 +53,11 @@ class SentinelSettings:
 
 @dataclass(frozen=True)
 class Sentinel:
-    nodeid: str   # as pytest names it, relative to the scoring copy's root
-    kind: str     # "failing_twin" | "same_twin"
-    of: str       # the original test's node id
-    change: str   # what differs from the original ("" for a same twin)
+    nodeid: str     # as pytest names it, relative to the scoring copy's root
+    kind: str       # "failing_twin" | "same_twin"
+    of: str         # the original test's node id in this run (renamed)
+    change: str     # what differs from the original ("" for a same twin)
+    original: str   # the original test's own node id
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -77,23 +80,40 @@ def _literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, str, bytes)
 
 
-def _changeable(func: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> list[ast.Constant]:
-    """Literals of top-level ``assert X == <literal>`` statements: executed whenever the test
-    passes, so changing one makes a test that cannot pass together with its original."""
-    decorators = " ".join(ast.get_source_segment(source, d) or "" for d in func.decorator_list)
-    if "xfail" in decorators or "skip" in decorators:
+def _twinnable(func: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> bool:
+    """A test whose verdict can be repeated: not skipped or xfailed, not reading its own node
+    (``request``), not parametrized from anything but literals (a generator is consumed once)."""
+    for d in func.decorator_list:
+        text = ast.get_source_segment(source, d) or ""
+        if "xfail" in text or "skip" in text:
+            return False
+        if "parametrize" in text and isinstance(d, ast.Call):
+            try:
+                [ast.literal_eval(a) for a in d.args[1:]] + [ast.literal_eval(k.value) for k in d.keywords]
+            except ValueError:
+                return False
+    return "request" not in {a.arg for a in func.args.args + func.args.kwonlyargs}
+
+
+def _changes(func: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> list[tuple[str, ast.AST]]:
+    """Ways to make a twin that cannot pass together with its original: change a literal of a
+    top-level ``assert X == <literal>`` ("literal"), or negate a top-level ``assert E`` ("negate").
+    A top-level statement runs whenever the test passes."""
+    if not _twinnable(func, source):
         return []
     if any(isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom, ast.Try)) for n in ast.walk(func)):
         return []
-    found = []
+    found: list[tuple[str, ast.AST]] = []
     for stmt in func.body:
-        if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
-                and isinstance(stmt.test.ops[0], ast.Eq):
+        if not isinstance(stmt, ast.Assert):
+            continue
+        found.append(("negate", stmt.test))
+        if isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 and isinstance(stmt.test.ops[0], ast.Eq):
             for side in (stmt.test.left, stmt.test.comparators[0]):
                 if _literal(side) and side.lineno == side.end_lineno:
                     text = ast.get_source_segment(source, side) or ""
                     if isinstance(side.value, int) or _SIMPLE_STRING.match(text):
-                        found.append(side)
+                        found.append(("literal", side))
     return found
 
 
@@ -119,72 +139,99 @@ def _name(vocabulary: list[str], taken: set[str], rng: random.Random) -> str:
     raise RuntimeError("no free test name")  # pragma: no cover
 
 
-def _twin_text(source_lines: list[str], func: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
-               literal: ast.Constant | None, replacement: str) -> str:
-    """The original test's own lines (decorators included), renamed and with one literal changed."""
-    start = (func.decorator_list[0].lineno if func.decorator_list else func.lineno) - 1
-    lines = source_lines[start:func.end_lineno]
-    if literal is not None:
-        i = literal.lineno - 1 - start
-        raw = lines[i].encode()
-        lines[i] = (raw[: literal.col_offset] + replacement.encode() + raw[literal.end_col_offset:]).decode()
-    i = func.lineno - 1 - start
-    lines[i] = re.sub(rf"\bdef {re.escape(func.name)}\b", f"def {name}", lines[i], count=1)
-    return "\n".join(lines) + "\n"
+def _replace(lines: list[str], node: ast.AST, text: str, first: int) -> list[str]:
+    """``lines`` (the function's, starting at source line ``first``) with ``node``'s span replaced."""
+    out = list(lines)
+    a, b = node.lineno - first, node.end_lineno - first
+    head = out[a].encode()[: node.col_offset]
+    tail = out[b].encode()[node.end_col_offset:]
+    out[a:b + 1] = (head + text.encode() + tail).decode().split("\n")
+    return out
 
 
-def plant(hidden: Path, rel_root: str, settings: SentinelSettings, rng: random.Random) -> list[Sentinel]:
-    """Write twins into the test modules under ``hidden`` (a fresh copy); return what was planted.
-    ``rel_root`` is the copy's path of ``hidden`` as pytest's node ids spell it."""
+def _twin_text(source: str, lines: list[str], func: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+               change: tuple[str, ast.AST] | None, rng: random.Random) -> tuple[str, str]:
+    """The original test's own lines (decorators included), renamed and changed; and the change."""
+    first = (func.decorator_list[0].lineno if func.decorator_list else func.lineno)
+    body = lines[first - 1:func.end_lineno]
+    said = ""
+    if change is not None:
+        kind, node = change
+        text = ast.get_source_segment(source, node) or ""
+        new = _changed_literal(node, text, rng) if kind == "literal" else f"not ({text})"
+        body = _replace(body, node, new, first)
+        said = f"line {node.lineno}: {text.splitlines()[0][:60]} -> {new.splitlines()[0][:60]}"
+    i = func.lineno - first
+    body[i] = re.sub(rf"\bdef {re.escape(func.name)}\b", f"def {name}", body[i], count=1)
+    return "\n".join(body), said
+
+
+def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
+          rng: random.Random) -> tuple[list[Sentinel], dict[str, str]]:
+    """Rename every hidden test and write twins beside them in the test modules under ``hidden``
+    (a fresh copy). Return what was planted and the new node id of every original test.
+    ``rel_root`` is the copy's path of ``hidden`` as pytest's node ids spell it.
+
+    Every test gets a new name made of its module's test-name words, so neither a real test's
+    name nor a twin's tells them apart; the mapping never enters the scoring process."""
     planted: list[Sentinel] = []
-    modules = sorted(p for p in hidden.rglob("test_*.py") if "__pycache__" not in p.parts)
-    candidates = []
-    for path in modules:
+    renamed: dict[str, str] = {}
+    for path in sorted(p for p in hidden.rglob("test_*.py") if "__pycache__" not in p.parts):
         source = path.read_text()
         tree = ast.parse(source)
-        for classes, func, _ in _tests(tree):
-            candidates.append((path, source, tree, classes, func))
-    if not candidates:
-        return planted
-    eligible = [c for c in candidates if _changeable(c[4], c[1])]
+        tests = _tests(tree)
+        if not tests:
+            continue
+        lines = source.split("\n")  # ast counts lines by newlines only (not form feeds)
+        taken = {f.name for _, f, _ in tests}
+        vocabulary = sorted({w for _, f, _ in tests for w in _WORDS.findall(f.name.removeprefix("test"))})
+        changeable = {id(f): _changes(f, source) for _, f, _ in tests}
+        eligible = [f for _, f, _ in tests if changeable[id(f)]]
+        repeatable = [f for _, f, _ in tests if _twinnable(f, source)]
 
-    def pick(pool: list, share: float) -> set[int]:
-        n = min(len(pool), max(settings.minimum, round(share * len(pool)))) if share > 0 else 0
-        return {id(c[4]) for c in rng.sample(pool, n)}
+        def pick(pool: list, share: float) -> set[int]:
+            n = min(len(pool), max(settings.minimum, round(share * len(pool)))) if share > 0 else 0
+            return {id(f) for f in rng.sample(pool, n)}
 
-    failing, same = pick(eligible, settings.failing_share), pick(candidates, settings.same_share)
-    for path in modules:
-        source = path.read_text()
-        lines = source.splitlines()
-        mine = [c for c in candidates if c[0] == path]
-        taken = {c[4].name for c in mine}
-        vocabulary = sorted({w for c in mine for w in _WORDS.findall(c[4].name.removeprefix("test"))})
-        inserts: list[tuple[int, str]] = []  # (line index to insert before, text)
+        failing, same = pick(eligible, settings.failing_share), pick(repeatable, settings.same_share)
+        edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement text), 1-based
+        mine, module_renames = [], {}
         rel = f"{rel_root}/{path.relative_to(hidden).as_posix()}"
-        for _, _, _, classes, func in mine:
-            original = "::".join([rel, *classes, func.name])
-            start = (func.decorator_list[0].lineno if func.decorator_list else func.lineno) - 1
-            for kind in ("failing_twin", "same_twin"):
-                if id(func) not in (failing if kind == "failing_twin" else same):
-                    continue
+        for classes, func, _ in tests:
+            first = (func.decorator_list[0].lineno if func.decorator_list else func.lineno)
+            new_name = _name(vocabulary, taken, rng)
+            original_id = "::".join([rel, *classes, func.name])
+            new_id = "::".join([rel, *classes, new_name])
+            module_renames[original_id] = new_id
+            blocks = [_twin_text(source, lines, func, new_name, None, rng)[0]]
+            if id(func) in same:  # right after its original: the same state as the original saw
                 name = _name(vocabulary, taken, rng)
-                literal, replacement, change = None, "", ""
-                if kind == "failing_twin":
-                    choices = _changeable(func, source)  # numbers first: a changed string can look like a typo
-                    literal = rng.choice([c for c in choices if isinstance(c.value, int)] or choices)
-                    text = ast.get_source_segment(source, literal) or ""
-                    replacement = _changed_literal(literal, text, rng)
-                    change = f"line {literal.lineno}: {text} -> {replacement}"
-                twin = _twin_text(lines, func, name, literal, replacement)
-                where = start if rng.random() < 0.5 else func.end_lineno
-                inserts.append((where, "\n" + twin + "\n"))
-                planted.append(Sentinel("::".join([rel, *classes, name]), kind, original, change))
-        if inserts:
-            out = list(lines)
-            for where, text in sorted(inserts, key=lambda t: t[0], reverse=True):
-                out[where:where] = text.splitlines()
-            path.write_text("\n".join(out) + "\n")
-    return planted
+                blocks.append(_twin_text(source, lines, func, name, None, rng)[0])
+                mine.append(Sentinel("::".join([rel, *classes, name]), "same_twin", new_id, "", original_id))
+            if id(func) in failing:
+                choices = changeable[id(func)]  # numbers first: a changed string can read like a typo
+                # a changed number first; a changed string (it can read like a typo) or a negation
+                # (which an object equal to everything survives) otherwise
+                change = rng.choice([c for c in choices if c[0] == "literal" and isinstance(c[1].value, int)]
+                                    or choices)
+                name = _name(vocabulary, taken, rng)
+                text, said = _twin_text(source, lines, func, name, change, rng)
+                blocks.insert(rng.randrange(len(blocks) + 1), text)
+                mine.append(Sentinel("::".join([rel, *classes, name]), "failing_twin", new_id, said, original_id))
+            edits.append((first, func.end_lineno, "\n\n".join(blocks)))
+        out = list(lines)
+        for first, last, text in sorted(edits, reverse=True):
+            out[first - 1:last] = text.split("\n")
+        new_source = "\n".join(out)
+        try:
+            ast.parse(new_source)
+        except SyntaxError:  # a layout we did not foresee: this module keeps its own text
+            renamed.update({k: k for k in module_renames})
+            continue
+        path.write_text(new_source)
+        renamed.update(module_renames)
+        planted += mine
+    return planted, renamed
 
 
 def _params(nodeid: str) -> tuple[str, str]:
@@ -203,15 +250,15 @@ def judge(planted: list[Sentinel], verdicts: dict[str, bool]) -> list[str]:
         original, twin = by_base.get(s.of, {}), by_base.get(s.nodeid, {})
         for params in sorted(set(original) | set(twin)):
             o, t = original.get(params), twin.get(params)
-            label = f"{s.nodeid}{params}"
+            label, of = f"{s.nodeid}{params}", f"{s.original}{params} (run as {s.of.rpartition('::')[2]})"
             if o is not None and t is None:
-                evidence.append(f"sentinel {label} (a twin of {s.of}{params}) was never reported")
+                evidence.append(f"sentinel {label} (a twin of {of}) was never reported")
             elif o is None and t is not None:
-                evidence.append(f"sentinel {label} was reported but its original {s.of}{params} was not")
+                evidence.append(f"sentinel {label} was reported but its original {of} was not")
             elif s.kind == "failing_twin" and o and t:
-                evidence.append(f"sentinel {label} passed together with {s.of}{params}, "
-                                f"though it expects another value ({s.change})")
+                evidence.append(f"sentinel {label} passed together with {of}, "
+                                f"though it expects the opposite ({s.change})")
             elif s.kind == "same_twin" and o != t:
                 evidence.append(f"sentinel {label} {'passed' if t else 'failed'} but its identical original "
-                                f"{s.of}{params} {'passed' if o else 'failed'}")
+                                f"{of} {'passed' if o else 'failed'}")
     return evidence

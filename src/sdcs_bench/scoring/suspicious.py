@@ -32,6 +32,11 @@ ATTRIBUTES = {
     "meta_path": "changes the import system", "path_hooks": "changes the import system",
     "__builtins__": "reaches the builtins", "__import__": "imports through __import__",
     "__code__": "reads or swaps code objects", "__class__": None,  # only assignments (below)
+    "dup2": "redirects a file descriptor", "dup": "duplicates a file descriptor",
+    "getattr_static": "fetches attributes past the module's own lookup",
+    "__getattribute__": "fetches attributes past the module's own lookup",
+    "__globals__": "reads a function's globals", "__closure__": "reads a function's closure",
+    "__defaults__": "reads or swaps a function's defaults",
 }
 STRINGS = {
     "junit": "names the test report", "specsnap": "names the scorer", "conftest": "names the runner's config",

@@ -60,15 +60,36 @@ class Stream:
         }
 
 
+_FIELDS = {
+    "report": {"nodeid": str, "when": str, "outcome": str},
+    "collect": {"nodeid": str, "outcome": str},
+    "import": {"importer": str, "imported": str, "how": str},
+    "evidence": {"kind": str, "detail": object, "by": object},
+    "suspicious": {"kind": str, "by": object},
+    "finish": {"exitstatus": int},
+}
+
+
+def _record(line: str) -> dict[str, Any] | None:
+    """A line as the probe writes it, or None: anything else was written by someone else."""
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        return None
+    fields = _FIELDS.get(rec.get("event")) if isinstance(rec, dict) else None
+    if fields is None or any(not isinstance(rec.get(k), t) for k, t in fields.items()):
+        return None
+    return rec
+
+
 def parse(lines: list[str]) -> Stream:
     s = Stream()
     for n, line in enumerate(lines, 1):
-        try:
-            rec = json.loads(line)
-            event = rec["event"]
-        except (ValueError, KeyError, TypeError):
+        rec = _record(line)
+        if rec is None:
             s.evidence.append(f"verdict stream line {n} is not the probe's: {line[:120]!r}")
             continue
+        event = rec["event"]
         if s.finish is not None and event != "evidence":
             s.evidence.append(f"verdict stream line {n} came after the session finished: {line[:120]!r}")
         elif event == "report":
@@ -80,15 +101,13 @@ def parse(lines: list[str]) -> Stream:
         elif event == "collect":
             s.collected[rec["nodeid"]] = rec["outcome"]
         elif event == "import":
-            s.edges.append((rec["importer"], rec["imported"], rec.get("how", "")))
+            s.edges.append((rec["importer"], rec["imported"], rec["how"]))
         elif event == "evidence":
             s.evidence.append(f"{rec['kind']}: {rec['detail']} (by {rec['by']})")
         elif event == "suspicious":
-            s.suspicious.append({"what": rec["kind"], "by": rec["by"]})
-        elif event == "finish":
-            s.finish = rec
+            s.suspicious.append({"what": rec["kind"], "by": str(rec["by"])})
         else:
-            s.evidence.append(f"verdict stream line {n} has an unknown event {event!r}")
+            s.finish = rec
     return s
 
 
@@ -97,13 +116,16 @@ def cross_check(stream: Stream, junit: Path, exit_code: int | None, junit_key) -
     evidence = []
     finished = stream.finish is not None
     verdicts = stream.verdicts()
-    any_failed = not all(verdicts.values()) if verdicts else True
+    # pytest exits 1 exactly when some phase of some test failed (a skip or an xfail is no failure)
+    any_failed = any(o == "failed" for phases in stream.reports.values() for o in phases.values())
     if finished:
         status = stream.finish.get("exitstatus")
         if exit_code is not None and exit_code != status:
             evidence.append(f"the process exited {exit_code} but pytest finished with {status} (exit status forced)")
         if status == 0 and any_failed:
             evidence.append("pytest finished with 0 although tests failed")
+        if status == 1 and not any_failed:
+            evidence.append("pytest finished with 1 although no test was reported failed (reports withheld)")
         outcomes = read_outcomes(junit)
         if not outcomes and verdicts:
             evidence.append("the JUnit report is missing or unreadable although tests ran (report removed)")
