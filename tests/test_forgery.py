@@ -33,6 +33,18 @@ def bwrap():
     return make_backend("bwrap")
 
 
+# Registers the attack's plugin `_Flip` with pytest, found by walking up the call stack (no gc).
+REGISTER_BY_THE_STACK = """
+import sys as _sys
+_f = _sys._getframe()
+while _f is not None:
+    _cfg = _f.f_locals.get("config") or getattr(_f.f_locals.get("session"), "config", None)
+    if _cfg is not None and hasattr(_cfg, "pluginmanager"):
+        _cfg.pluginmanager.register(_Flip(), "flip")
+        break
+    _f = _f.f_back
+"""
+
 # -- the runner's own objects, changed at import time -------------------------------------------
 RUNNER_ATTACKS = {
     "report objects say passed": """
@@ -77,13 +89,6 @@ RUNNER_ATTACKS = {
                 outcome = yield
                 report = outcome.get_result()
                 report.outcome, report.longrepr = "passed", None
-        _f = _sys._getframe()
-        while _f is not None:
-            _cfg = _f.f_locals.get("config") or getattr(_f.f_locals.get("session"), "config", None)
-            if _cfg is not None and hasattr(_cfg, "pluginmanager"):
-                _cfg.pluginmanager.register(_Flip(), "flip")
-                break
-            _f = _f.f_back
     """,
 }
 
@@ -91,7 +96,8 @@ RUNNER_ATTACKS = {
 @pytest.mark.parametrize("attack", list(RUNNER_ATTACKS))
 def test_changing_the_runner_from_inside_scores_zero_and_says_why(attack, tier2, make_sandbox, bwrap):
     sandbox = make_sandbox()
-    append(sandbox, "billing/__init__.py", RUNNER_ATTACKS[attack])
+    code = textwrap.dedent(RUNNER_ATTACKS[attack])
+    append(sandbox, "billing/__init__.py", code + (REGISTER_BY_THE_STACK if "class _Flip" in code and "gc" not in code else ""))
     card = score(tier2, sandbox, bwrap)
     assert card["tampered"], card["hidden_run"]["tail"]
     assert (card["raw"], card["net"], card["tes"]) == (0, 0, 0) and not any(card["requirements"].values())
@@ -112,13 +118,6 @@ class _Flip:
         report = (yield).get_result()
         if item.originalname in _KNOWN and report.failed:
             report.outcome, report.longrepr = "passed", None
-_f = _sys._getframe()
-while _f is not None:
-    _cfg = _f.f_locals.get("config") or getattr(_f.f_locals.get("session"), "config", None)
-    if _cfg is not None and hasattr(_cfg, "pluginmanager"):
-        _cfg.pluginmanager.register(_Flip(), "flip")
-        break
-    _f = _f.f_back
 """
 
 FLIP_THE_UNTWINNED = """
@@ -140,27 +139,20 @@ class _Flip:
         shapes = [_shape(i.function) for i in item.session.items if i.module is item.module]
         if report.failed and shapes.count(_shape(item.function)) == 1:  # a test with no look-alike
             report.outcome, report.longrepr = "passed", None
-_f = _sys._getframe()
-while _f is not None:
-    _cfg = _f.f_locals.get("config") or getattr(_f.f_locals.get("session"), "config", None)
-    if _cfg is not None and hasattr(_cfg, "pluginmanager"):
-        _cfg.pluginmanager.register(_Flip(), "flip")
-        break
-    _f = _f.f_back
 """
 
 
 def test_knowing_the_hidden_tests_names_forges_nothing(tier2, make_sandbox, bwrap):
     names = sorted({t.rpartition("::")[2] for r in tier2.requirements for t in r.tests})
     sandbox = make_sandbox()
-    append(sandbox, "billing/__init__.py", f"KNOWN = {names!r}\n" + FLIP_BY_NAME)
+    append(sandbox, "billing/__init__.py", f"KNOWN = {names!r}\n" + FLIP_BY_NAME + REGISTER_BY_THE_STACK)
     card = score(tier2, sandbox, bwrap)
     assert (card["raw"], card["net"]) == (0, 0)  # the run's names are not the repository's
 
 
 def test_flipping_the_tests_that_have_no_look_alike_gains_no_requirement(tier2, make_sandbox, bwrap):
     sandbox = make_sandbox()
-    append(sandbox, "billing/__init__.py", FLIP_THE_UNTWINNED)
+    append(sandbox, "billing/__init__.py", FLIP_THE_UNTWINNED + REGISTER_BY_THE_STACK)
     card = score(tier2, sandbox, bwrap)
     assert (card["raw"], card["net"]) == (0, 0), card["requirements"]
 
@@ -356,6 +348,38 @@ def test_honest_runs_are_not_tampered_and_carry_sentinels(tier2, make_sandbox, b
         assert card["sentinels"]["failing_twins"] >= 2 and card["sentinels"]["same_twins"] >= 2
         assert card["diagnostics"]["suspicious_source"] == []
     assert (base["net"], gold["net"]) == (0, 8)
+
+
+def test_lines_forged_into_the_verdict_pipe_are_evidence_not_a_crash(tier2, make_sandbox, bwrap):
+    sandbox = make_sandbox()
+    append(sandbox, "billing/__init__.py", """
+        import json as _json, os as _os
+        _fd = _json.loads(_os.environ["SPECSNAP_PROBE"])["fd"]
+        _os.write(_fd, b'{"event": "report"}\\n{"event": "report", "nodeid": [], "when": 1, "outcome": "passed"}\\n')
+    """)
+    card = score(tier2, sandbox, bwrap)
+    assert card["tampered"] and card["net"] == 0
+    assert sum("is not the probe's" in e for e in card["tamper_evidence"]) == 2, card["tamper_evidence"]
+
+
+def test_honest_code_that_skips_or_sets_its_own_module_class_is_not_tampered(tier2, make_sandbox, bwrap):
+    sandbox = make_sandbox()
+    for req in tier2.requirements:
+        apply_patch(sandbox, req.gold)
+    append(sandbox, "rbac/roles.py", """
+        import sys as _sys, types as _types
+        class _Lazy(_types.ModuleType):
+            pass
+        _sys.modules[__name__].__class__ = _Lazy   # the documented recipe for module properties
+    """)
+    append(sandbox, "billing/fees.py", """
+        import unittest as _unittest
+        def card_processing_fee(amount_cents):
+            raise _unittest.SkipTest("not on this platform")
+    """)
+    card = score(tier2, sandbox, bwrap)
+    assert not card["tampered"], card["tamper_evidence"]
+    assert not card["baseline_ok"] and card["net"] == 0  # a skipped baseline test is not a pass
 
 
 def test_suspicious_source_is_listed_without_zeroing(tier2, make_sandbox, bwrap):

@@ -229,7 +229,7 @@ def _audit(event, args, getframe=sys._getframe, CodeType=types.CodeType, module_
            untrusted=_untrusted, evidence=_evidence, suspicious=_suspicious, path_events=_PATH_EVENTS,
            graph_events=_GRAPH_EVENTS, frame_events=_FRAME_EVENTS, write_flags=_WRITE_FLAGS,
            runner_object=_runner_object, traced=_trace.__defaults__[1], cls=_TracedModule, probe_attributes=_PROBE_ATTRIBUTES,
-           realpath=os.path.realpath, me=__name__):
+           realpath=os.path.realpath, me=__name__, ModuleType=types.ModuleType):
     # Events the hook's own work raises (reading a frame's code, fetching a frame) come back here:
     # they are handled without raising another.
     if event == "object.__getattr__" or event == "sys._getframe":
@@ -268,7 +268,8 @@ def _audit(event, args, getframe=sys._getframe, CodeType=types.CodeType, module_
         elif event == "object.__setattr__":
             obj, name = args[0], args[1]
             label = f"{getattr(obj, '__qualname__', repr(obj))[:120]}.{name}"
-            if getattr(obj, "__module__", None) == me or obj is cls:  # the probe's own parts, whoever asks
+            if obj is cls or (not isinstance(obj, ModuleType) and getattr(obj, "__module__", None) == me):
+                # the probe's own parts, whoever asks (a traced module inherits the class's __module__)
                 evidence("probe changed", label, stack_untrusted(getframe(1)) or "the call stack")
             elif name == "__class__" and id(obj) in traced:
                 frame = getframe(1)
@@ -291,14 +292,14 @@ def _audit(event, args, getframe=sys._getframe, CodeType=types.CodeType, module_
 
 
 def _probe_read(event, args, getframe=sys._getframe, evidence=_evidence, attributes=_PROBE_ATTRIBUTES,
-                me=__name__):
+                me=__name__, ModuleType=types.ModuleType):
     """A second hook for what the first returns from at once: once the session has started, no
     one reads the probe's own functions (their defaults hold its state) but an attacker, whatever
     helper (inspect, a thread) it reads them through."""
     if event != "object.__getattr__" or len(args) < 2 or args[1] not in attributes:
         return
     try:
-        if getattr(args[0], "__module__", None) == me:
+        if not isinstance(args[0], ModuleType) and getattr(args[0], "__module__", None) == me:
             evidence("probe read", f"{getattr(args[0], '__qualname__', '?')}.{args[1]}",
                      getframe(1).f_code.co_filename)
     except Exception:
