@@ -62,7 +62,10 @@ def test_a_refused_second_run_writes_nothing_and_the_first_run_finishes(clone, t
     # The same plan: a dry run reads it as it is; a real run is refused by Snakemake itself (its lock,
     # or the running jobs' outputs it sees as incomplete).
     dry = snakemake(work, "-n", "--config", "name=shared", SMALL, snakefile=clone / "Snakefile")
-    assert dry.returncode == 0, dry.stderr[-2000:]
+    out = dry.stdout + dry.stderr
+    assert "in use by another run" not in out and "nothing was written" not in out, out[-2000:]
+    # Snakemake itself may call a running job's outputs incomplete, at the moment one runs.
+    assert dry.returncode == 0 or "incomplete" in out.lower(), out[-2000:]
     refused("--cores", "1", "--config", "name=shared", SMALL, why=("LockException", "IncompleteFilesException"))
 
     out, _ = first.communicate(timeout=600)
