@@ -228,7 +228,7 @@ def _audit(event, args, getframe=sys._getframe, CodeType=types.CodeType, module_
            nearest=_nearest_package_module, protected=_protected, stack_untrusted=_stack_untrusted,
            untrusted=_untrusted, evidence=_evidence, suspicious=_suspicious, path_events=_PATH_EVENTS,
            graph_events=_GRAPH_EVENTS, frame_events=_FRAME_EVENTS, write_flags=_WRITE_FLAGS,
-           runner_object=_runner_object, traced=_trace.__defaults__[1], cls=_TracedModule, probe_attributes=_PROBE_ATTRIBUTES,
+           runner_object=_runner_object, traced=_trace.__defaults__[1], cls=_TracedModule,
            realpath=os.path.realpath, me=__name__, ModuleType=types.ModuleType):
     # Events the hook's own work raises (reading a frame's code, fetching a frame) come back here:
     # they are handled without raising another.
