@@ -86,10 +86,13 @@ def _console():
     return Console()
 
 
-def _workload(workload: str | None, tier: int | None):
+def _workload(workload: str | None, tier: int | None, results: Path = Path("results")):
+    """A workload ready to use; a real repository's source is fetched and its environment built
+    first (once: both are cached under ``results/_cache``, where the pipeline keeps them)."""
+    from sdcs_bench.sandbox.source import prepare_workload
     from sdcs_bench.trial.workload import load_workload, resolve_workload_id
 
-    return load_workload(resolve_workload_id(workload, tier))
+    return prepare_workload(load_workload(resolve_workload_id(workload, tier)), results)
 
 
 @app.command("list")
@@ -118,19 +121,22 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
 
 @app.command("validate-workload")
 def validate_workload(
-    workload: Annotated[str, typer.Argument(help="workload id, e.g. tier_2")],
+    workload: Annotated[str, typer.Argument(help="workload id, e.g. tier_2 or click")],
     backend: BackendOpt = "auto",
+    results: ResultsOpt = Path("results"),
 ) -> None:
     """Check a workload as docs/protocol.md describes: baseline, gold (full and per requirement), data."""
     from sdcs_bench.sandbox import make_backend
+    from rich.markup import escape
+
     from sdcs_bench.pipeline.validate import validate_workload as run
 
-    wl = _workload(workload, None)
+    wl = _workload(workload, None, results)
     console = _console()
     checks = run(wl, make_backend(backend), progress=lambda msg: console.print(f"[dim]checking {msg}[/]"))
     if checks.failures:
         for failure in checks.failures:
-            console.print(f"[red]FAIL[/] {failure}")
+            console.print("[red]FAIL[/]", escape(failure))
         console.print(f"workload {wl.id}: {len(checks.failures)} check(s) failed, {checks.passed} passed")
         raise typer.Exit(1)
     console.print(f"workload {wl.id}: all {checks.passed} checks passed")
@@ -144,6 +150,7 @@ def scaffold_sandbox(
     workload: WorkloadOpt = None,
     trial: Annotated[Optional[Path], typer.Option("--trial", help="pipeline: a trial config from `plan`")] = None,
     stage_dir: Annotated[Optional[Path], typer.Option("--stage-dir", help="pipeline: the stage's output dir")] = None,
+    results: ResultsOpt = Path("results"),
 ) -> None:
     """Create a clean, git-initialised sandbox: the workload's baseline plus the arm's files."""
     if trial is not None:
@@ -155,7 +162,7 @@ def scaffold_sandbox(
     from sdcs_bench.trial.arms import Arm
     from sdcs_bench.sandbox.scaffold import scaffold
 
-    wl = _workload(workload, tier)
+    wl = _workload(workload, tier, results)
     arm_obj = Arm.from_config(config.entity("arm", _need(arm, "--arm", config.options("arm"))))
     meta = scaffold(wl, arm_obj, _need(dest, "--dest"))
     _console().print(f"sandbox for {wl.id} + {arm_obj.name} at {dest} (baseline commit {meta['baseline_commit'][:12]})")
@@ -238,6 +245,7 @@ def evaluate_sandbox(
     tier: TierOpt = None,
     workload: WorkloadOpt = None,
     backend: BackendOpt = "auto",
+    results: ResultsOpt = Path("results"),
 ) -> None:
     """Score any sandbox, including one a person ran their own agent in by hand."""
     from sdcs_bench.sandbox import make_backend
@@ -245,7 +253,7 @@ def evaluate_sandbox(
     from sdcs_bench.scoring import score_sandbox
     from sdcs_bench.core.tokens import TokenUsage
 
-    wl = _workload(workload, tier)
+    wl = _workload(workload, tier, results)
     meta = sandbox_meta(sandbox)
     if meta.get("workload") != wl.id:
         raise SpecSnapError(f"{sandbox} was scaffolded for workload {meta.get('workload')!r}, not {wl.id!r}")
@@ -275,6 +283,70 @@ def evaluate_sandbox(
     if card.get("poison"):
         survived = [d for d, alive in card["poison"]["survived"].items() if alive]
         _console().print(f"poison pill {card['poison']['version']}: survived {', '.join(survived) or 'none'}")
+
+
+@app.command("fetch-source")
+def fetch_source_command(
+    workload: Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")] = None,
+    results: ResultsOpt = Path("results"),
+    repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
+) -> None:
+    """Download a real repository's pinned source once (its SHA-256 checked) into results/_cache/sources/."""
+    from sdcs_bench.sandbox.source import fetch_source, verified_tree
+    from sdcs_bench.trial.repo import SourcePin
+
+    if repo_plan is not None:
+        planned = json.loads(repo_plan.read_text())
+        pin = SourcePin.from_config(planned["source"], str(repo_plan))
+        fetch_source(pin, Path(planned["source_dir"]))
+        return
+    wl = _real_repo(workload)
+    from sdcs_bench.sandbox.source import cache_dir
+
+    record = fetch_source(wl.source, cache_dir(results, wl.source))
+    tree = verified_tree(wl.source, cache_dir(results, wl.source))
+    _console().print(f"{wl.id}: {record['archive']} ({record['bytes']} bytes, sha256 {record['sha256'][:12]}…) "
+                     f"unpacked at {tree}")
+
+
+@app.command("build-env")
+def build_env_command(
+    workload: Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")] = None,
+    results: ResultsOpt = Path("results"),
+    repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
+) -> None:
+    """Build a real repository's own environment (its Python and pinned test dependencies) once."""
+    from sdcs_bench.sandbox.environment import Interpreter, build_environment
+    from sdcs_bench.trial.repo import EnvironmentSpec
+
+    if repo_plan is not None:
+        planned = json.loads(repo_plan.read_text())
+        build_environment(EnvironmentSpec.from_config(planned["environment"], str(repo_plan)),
+                          Interpreter(**planned["interpreter"]), Path(planned["environment_dir"]))
+        return
+    wl = _workload(_real_repo(workload).id, None, results)
+    record = json.loads((wl.environment_dir / "env.json").read_text())
+    _console().print(f"{wl.id}: Python {record['interpreter']['version']} ({record['interpreter']['found_by']}: "
+                     f"{record['interpreter']['path']}), {len(record['freeze'])} packages, at {wl.environment_dir}")
+
+
+def _real_repo(workload: str | None):
+    from sdcs_bench.trial.workload import load_workload, registered_workloads, resolve_workload_id
+
+    known = [w for w in registered_workloads() if _is_repo(w)]
+    wl = load_workload(resolve_workload_id(_need(workload, "WORKLOAD", known)))
+    if not wl.is_real_repo:
+        raise SpecSnapError(f"workload {wl.id} is not a real repository (it has no source pin)", known)
+    return wl
+
+
+def _is_repo(wid: str) -> bool:
+    from sdcs_bench.trial.workload import load_workload
+
+    try:
+        return load_workload(wid).is_real_repo
+    except SpecSnapError:
+        return False
 
 
 @app.command("plan")

@@ -5,7 +5,8 @@ here, so a file is named once. Paths are plain strings built by formatting, so t
 pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_{k}")``).
 
     results/<run>/
-      plan/study.json  plan/cells.tsv  plan/trials/<trial>.json
+      plan/study.json  plan/cells.tsv  plan/trials/<trial>.json  plan/repos/<workload>.json
+      (shared by every run: _cache/sources/<sha256>/source.json + tree/, _cache/envs/<key>/env.json + venv/)
       trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
         scaffold/manifest.json
         session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff
@@ -52,6 +53,10 @@ class StudyLayout:
     @property
     def study_file(self) -> str:
         return f"{self.plan_dir}/study.json"
+
+    def repo_file(self, workload: str) -> str:
+        """A real repository's source pin, environment and interpreter, as planned."""
+        return f"{self.plan_dir}/repos/{workload}.json"
 
     def trial_file(self, trial: str) -> str:
         return f"{self.plan_dir}/trials/{trial}.json"

@@ -30,7 +30,7 @@ from sdcs_bench.trial.workload import load_workload
 
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
-                "session_runtime_min", "score_runtime_min", "config")
+                "session_runtime_min", "score_runtime_min", "config", "source", "environment")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 
 
@@ -198,8 +198,11 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
     agents = {name: check_agent_ready(config.entity("agent", name)) for name in grid["agent"]}
     trials = []
+    repos: dict[str, dict[str, Any]] = {}
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
         workload = load_workload(wid)
+        if workload.is_real_repo and wid not in repos:
+            repos[wid] = repo_plan(workload, Path(results))
         arm = Arm.from_config(config.entity("arm", arm_name))  # a missing arm file fails here, before any work
         agent_cfg, variant_cfg = agents[agent_name], config.entity("variant", variant_name)
         schedule = effective_schedule(workload, variant_cfg)
@@ -209,8 +212,9 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "trial_id": tid,
                 "study": study,
                 "run": run,
-                "workload": {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint()},
-                "arm": arm.to_config(),
+                "workload": {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint(),
+                             **({"repo": repos[wid]} if wid in repos else {})},
+                "arm": arm.to_config(workload.id),
                 "agent": agent_cfg,
                 "variant": variant_cfg,
                 "seed": seed,
@@ -227,6 +231,22 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         )
     _validate_trials(trials)
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
+
+
+def repo_plan(workload, results: Path) -> dict[str, Any]:
+    """Where a real repository's source and environment are cached (docs/real_repos.md), and with
+    which interpreter: found now, so that a missing one stops the run before any work."""
+    from sdcs_bench.sandbox.environment import cache_dir as env_dir, environment_key, find_interpreter
+    from sdcs_bench.sandbox.source import cache_dir as source_dir
+
+    interpreter = find_interpreter(workload.environment.python)
+    return {
+        "source": workload.source.to_dict(),
+        "source_dir": source_dir(results, workload.source).as_posix(),
+        "environment": workload.environment.to_dict(),
+        "interpreter": interpreter.to_dict(),
+        "environment_dir": env_dir(results, environment_key(workload.environment, interpreter)).as_posix(),
+    }
 
 
 def _validate_trials(trials: list[dict]) -> None:
@@ -268,9 +288,14 @@ def render_plan(plan: Plan) -> dict[Path, str]:
                 t["seed"], str(bool(t["agent"].get("reference"))).lower(), t["agent"].get("provider", "none"),
                 api_provider(t["agent"]),
                 ",".join(t["stages"]), *runtimes_min(t), (trials_dir / f"{t['trial_id']}.json").as_posix(),
+                *repo_records(t),
             ]
         )
     files[plan.directory / "cells.tsv"] = buf.getvalue()
+    for t in plan.trials:  # what the source and environment rules read (rewritten only when a pin changes)
+        if t["workload"].get("repo"):
+            files[plan.directory / "repos" / f"{t['workload']['id']}.json"] = json.dumps(
+                t["workload"]["repo"], indent=2, sort_keys=True)
     ident = plan.directory / STUDY_FILE
     # The first spelling of the overrides is kept: an equal run spelled differently rewrites nothing.
     files[ident] = ident.read_text() if _same_identity(plan) else json.dumps(_identity(plan), indent=2) + "\n"
@@ -278,6 +303,18 @@ def render_plan(plan: Plan) -> dict[Path, str]:
 
 
 STUDY_FILE = "study.json"
+
+
+def repo_records(trial: dict[str, Any]) -> tuple[str, str]:
+    """The cached source's and environment's records a real-repository trial's stages take as
+    inputs (``source.json``, ``env.json``); empty for other workloads."""
+    repo = trial["workload"].get("repo")
+    if not repo:
+        return "", ""
+    from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
+    from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
+
+    return f"{repo['source_dir']}/{SOURCE_RECORD}", f"{repo['environment_dir']}/{ENV_RECORD}"
 
 
 def _identity(plan: Plan) -> dict[str, Any]:

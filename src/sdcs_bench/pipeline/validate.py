@@ -16,6 +16,7 @@ from pathlib import Path
 from sdcs_bench.sandbox.leakcheck import secret_file_hashes
 from sdcs_bench.sandbox import Backend
 from sdcs_bench.sandbox.base import base_env
+from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.scoring.junit import junit_key
 from sdcs_bench.scoring.scorer import evaluate_tree
 from sdcs_bench.trial.workload import Workload
@@ -53,11 +54,21 @@ def _applies(tree: Path, patch: Path) -> bool:
 
 
 def _visible_tests_pass(workload: Workload, tree: Path, backend: Backend) -> bool:
+    """The tests an agent sees pass on ``tree``, run the way an agent would run them (a real
+    repository's in its own environment, its excluded tests deselected)."""
     home = tree / ".home"
     home.mkdir(exist_ok=True)
-    argv = [sys.executable, "-I", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "pythonpath=.",
-            "--rootdir", ".", *workload.visible_tests]
-    code, _, _ = backend.run(argv, workdir=tree, home=home, env=base_env(home), timeout=600)
+    python, readable = environment_access(workload.environment_dir)
+    env = with_environment(base_env(home), python)
+    if python is None:
+        argv = [sys.executable, "-I", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "pythonpath=.",
+                "--rootdir", ".", *workload.visible_tests]
+    else:  # as its own developers run it: the package importable from its import root
+        env["PYTHONPATH"] = workload.import_root
+        deselect = [arg for test, _ in workload.excluded_tests for arg in ("--deselect", test)]
+        argv = [python, "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", *deselect,
+                workload.source_tests or "."]
+    code, _, _ = backend.run(argv, workdir=tree, home=home, env=env, timeout=600, ro_binds=readable)
     return code == 0
 
 
@@ -132,10 +143,11 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
             c.expect(canary in path.read_text(errors="replace"), f"{path.relative_to(workload.root)} lacks the canary")
     for root in (workload.baseline_dir, workload.root / "prompts"):
         for path in (p for p in root.rglob("*") if p.is_file()):
+            shown = f"{root.name}/{path.relative_to(root)}"
             c.expect(canary not in path.read_text(errors="replace"),
-                     f"{path.relative_to(workload.root)} contains the canary: hidden content leaked into what agents see")
+                     f"{shown} contains the canary: hidden content leaked into what agents see")
             c.expect(hashlib.sha256(path.read_bytes()).hexdigest() not in secret_hashes,
-                     f"{path.relative_to(workload.root)} is a copy of a hidden test or gold file")
+                     f"{shown} is a copy of a hidden test or gold file")
     if c.failures:  # (that every named file exists was checked when the workload was loaded)
         return c
 
@@ -175,6 +187,9 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
         c.expect(result["boundaries"]["violations"] == 0, f"full gold breaks wiring.yaml: {result['boundaries']['details']}")
         reported = {tuple(k) for k in result["run"]["reported"]}
         expected = {junit_key(t) for t in listed}
+        excluded = {junit_key(t) for t, _ in workload.excluded_tests}  # a real repository's, with reasons
+        c.expect(not excluded & expected, "a test is both in the baseline and excluded from it")
+        reported -= excluded
         for key in sorted(reported - expected):
             c.expect(False, f"hidden test {'::'.join(key)} is not listed in workload.yaml")
         for t in listed:

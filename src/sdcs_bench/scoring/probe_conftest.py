@@ -31,13 +31,16 @@ def _load(environ=os.environ):
     cfg = json.loads(environ.get("SPECSNAP_PROBE", "{}"))
     copy = os.path.realpath(cfg.get("copy", os.getcwd()))
     roots = tuple(cfg.get("roots", ()))
+    base = os.path.normpath(os.path.join(copy, cfg.get("import_root", ".")))  # where the packages are
+    if base not in sys.path:
+        sys.path.insert(0, base)
     src, source, packages = {}, {}, set()
     for root in roots:
-        for folder, _subdirs, files in os.walk(os.path.join(copy, root)):
+        for folder, _subdirs, files in os.walk(os.path.join(base, root)):
             for f in files:
                 if f.endswith(".py"):
                     path = os.path.join(folder, f)
-                    rel = os.path.relpath(path, copy)[: -len(".py")].split(os.sep)
+                    rel = os.path.relpath(path, base)[: -len(".py")].split(os.sep)
                     name = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
                     if rel[-1] == "__init__":
                         packages.add(name)
@@ -292,19 +295,25 @@ def _audit(event, args, getframe=sys._getframe, CodeType=types.CodeType, module_
 
 
 def _probe_read(event, args, getframe=sys._getframe, evidence=_evidence, attributes=_PROBE_ATTRIBUTES,
-                me=__name__, ModuleType=types.ModuleType):
+                mine=set(), id=id):  # noqa: B006 (the probe's functions, filled at session start)
     """A second hook for what the first returns from at once: once the session has started, no
     one reads the probe's own functions (their defaults hold its state) but an attacker, whatever
-    helper (inspect, a thread) it reads them through."""
+    helper (inspect, a thread) it reads them through. (Known by identity: a repository's own
+    ``conftest.py`` shares this module's name.)"""
     if event != "object.__getattr__" or len(args) < 2 or args[1] not in attributes:
         return
     try:
-        if not isinstance(args[0], ModuleType) and getattr(args[0], "__module__", None) == me:
+        if id(args[0]) in mine:
             evidence("probe read", f"{getattr(args[0], '__qualname__', '?')}.{args[1]}",
                      getframe(1).f_code.co_filename)
     except Exception:
         pass
 
+
+# ctypes loads the interpreter's own symbols when first imported (``ctypes.dlopen``): imported here,
+# before the hook, so that code which merely imports it (colorama does) is not taken for code that
+# uses it; every use of it still raises the events the hook watches.
+import ctypes  # noqa: E402,F401
 
 sys.addaudithook(_audit)
 
@@ -357,6 +366,8 @@ def pytest_sessionstart(session, state=_runner_state, checkpoint=_checkpoint, ad
     entries, classes = state()
     checkpoint.__defaults__[0].extend(entries)
     checkpoint.__defaults__[1].extend(classes)
+    read.__defaults__[3].update(id(f) for f in globals().values()
+                                if isinstance(f, types.FunctionType) and f.__module__ == __name__)
     add(read)  # from here on, reading the probe's functions is evidence
 
 

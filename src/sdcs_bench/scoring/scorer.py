@@ -9,6 +9,7 @@ import json
 import random
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.scoring.notes import notes_size
 from sdcs_bench.sandbox.base import Backend, base_env
+from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.records import sandbox_meta, session_records
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.trial.workload import Workload
@@ -61,7 +63,11 @@ def scoring_copy(sandbox: Path, workload: Workload, dest: Path) -> list[str]:
             continue
         excluded.append(f"{relp} ({reason})")
     hidden_dest = dest / HIDDEN_PREFIX
-    shutil.copytree(workload.hidden_dir, hidden_dest, ignore=shutil.ignore_patterns("__pycache__"))
+    if workload.source_tests:  # a real repository's own tests, as the pinned source has them
+        shutil.copytree(workload.baseline_dir / workload.source_tests, hidden_dest / workload.source_tests,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(workload.hidden_dir, hidden_dest, ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)
     (hidden_dest / workload.hidden_ini.relative_to(workload.hidden_dir)).unlink(missing_ok=True)
     shutil.copyfile(workload.hidden_ini, dest / "pytest.ini")
     shutil.copyfile(PROBE, dest / "conftest.py")
@@ -71,16 +77,24 @@ def scoring_copy(sandbox: Path, workload: Workload, dest: Path) -> list[str]:
 RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy")
 
 
-def _runner_dirs() -> list[Path]:
-    import importlib.util
-
+def _runner_dirs(python: str) -> list[Path]:
+    """Where ``python`` finds the test runner's packages (protected for the run)."""
+    script = ("import importlib.util as u\nfor n in %r:\n    s = u.find_spec(n)\n"
+              "    print(s.origin if s and s.origin else '')" % (RUNNER_PACKAGES,))
+    proc = subprocess.run([python, "-I", "-c", script], capture_output=True, text=True, timeout=60)
     found = []
-    for name in RUNNER_PACKAGES:
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin:
-            origin = Path(spec.origin).resolve()
+    for line in proc.stdout.splitlines():
+        if line:
+            origin = Path(line).resolve()
             found.append(origin.parent if origin.name == "__init__.py" else origin)
     return found
+
+
+def scoring_python(workload: Workload) -> tuple[str, list[Path]]:
+    """The interpreter the hidden tests run with (a real repository's own environment, else ours)
+    and what the sandbox must let it read."""
+    python, readable = environment_access(workload.environment_dir)
+    return python or sys.executable, readable
 
 
 def tree_digest(paths: list[Path]) -> dict[str, str]:
@@ -93,7 +107,8 @@ def tree_digest(paths: list[Path]) -> dict[str, str]:
     return digest
 
 
-def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s: float) -> dict[str, Any]:
+def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s: float,
+                     deselect: list[str] = ()) -> dict[str, Any]:
     """Run the hidden tests (and the sentinels planted among them) on the scoring copy. The test
     tree, its configuration and the probe are read-only for the run where the backend can enforce
     it and hashed before and after everywhere; the verdicts come through a pipe (``verdicts.py``)."""
@@ -104,20 +119,24 @@ def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s
     home.mkdir()
     test_tree = [copy / HIDDEN_PREFIX, copy / "pytest.ini", copy / "conftest.py"]
     before = tree_digest(test_tree)
+    python, readable = scoring_python(workload)
     stream = StreamReader()
     probe = {
         "fd": stream.write_fd, "copy": str(copy.resolve()), "roots": list(workload.packages), "hidden": HIDDEN_PREFIX,
-        "protected": [str(p) for p in [*test_tree, junit, *_runner_dirs()]],
+        "import_root": workload.import_root,
+        "protected": [str(p) for p in [*test_tree, junit, *_runner_dirs(python)]],
     }
-    env = {**base_env(home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "SPECSNAP_PROBE": json.dumps(probe)}
+    env = with_environment({**base_env(home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "SPECSNAP_PROBE": json.dumps(probe)},
+                           python if readable else None)
+    plugins = [arg for name in workload.pytest_plugins for arg in ("-p", name)]
     argv = [
-        sys.executable, "-I", "-B", "-m", "pytest", "-c", "pytest.ini", "--rootdir", ".",
-        "-p", "no:cacheprovider", "--import-mode=importlib", "-o", "addopts=", "-q",
-        f"--junitxml={junit}", HIDDEN_PREFIX,
+        python, "-I", "-B", "-m", "pytest", "-c", "pytest.ini", "--rootdir", ".",
+        "-p", "no:cacheprovider", *plugins, f"--import-mode={workload.import_mode}", "-o", "addopts=", "-q",
+        f"--junitxml={junit}", *(arg for nid in deselect for arg in ("--deselect", nid)), HIDDEN_PREFIX,
     ]
     try:
         code, out, err = backend.run(argv, workdir=copy, home=home, env=env, timeout=timeout_s, network=False,
-                                     read_only=test_tree, pass_fds=(stream.write_fd,))
+                                     ro_binds=readable, read_only=test_tree, pass_fds=(stream.write_fd,))
     finally:
         lines = stream.lines()
     result = parse(lines)
@@ -191,17 +210,32 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
         copy = Path(tmp) / "copy"
         copy.mkdir()
         excluded = scoring_copy(tree, workload, copy)
+        # A real repository's excluded tests (each with its reason in workload.yaml) are not run.
+        excluded = {f"{HIDDEN_PREFIX}/{t}" for t, _ in workload.excluded_tests}
         planted, renamed = plant(copy / HIDDEN_PREFIX, HIDDEN_PREFIX, settings,
-                                 rng or random.Random(secrets.randbits(64)))
-        run = run_hidden_tests(copy, workload, backend, timeout_s)
+                                 rng or random.Random(secrets.randbits(64)),
+                                 untwinned=frozenset(t.partition("[")[0] for t in excluded))
+        deselect = sorted(renamed.get(b, b) + sep + p for b, sep, p in (t.partition("[") for t in excluded))
+        run = run_hidden_tests(copy, workload, backend, timeout_s, deselect)
         stream = run.pop("stream")
         verdicts = stream.verdicts()
         evidence = stream.evidence + judge(planted, verdicts)
         tampered = bool(evidence)
         counted = run["report_trusted"] and not tampered
 
+        inherited: dict[tuple[str, str], set[str]] = {}  # (module, method) -> its new names
+        for old, new in renamed.items():
+            parts = old.split("::")
+            if len(parts) > 2:
+                inherited.setdefault((parts[0], parts[-1]), set()).add(new.split("::")[-1])
+
         def as_run(nid: str) -> str:  # a workload's node id as this run named it
             base, sep, params = f"{HIDDEN_PREFIX}/{nid}".partition("[")
+            if base not in renamed and base.count("::") > 1:  # a method a class inherits from another
+                parts = base.split("::")
+                names = inherited.get((parts[0], parts[-1]), set())
+                if len(names) == 1:
+                    return "::".join([*parts[:-1], *names]) + sep + params
             return renamed.get(base, base) + sep + params
 
         all_ids = list(workload.baseline_tests) + [t for r in workload.requirements for t in r.tests]
@@ -211,7 +245,7 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
                                  for b, sep, p in (n.partition("[") for n in verdicts) if b in own_name)
         found = scan_source(copy, workload)
         dynamic = [(a, b) for a, b, _ in stream.edges] + found["edges"]
-        boundary = check_boundaries(copy, load_wiring(workload.baseline_dir / "wiring.yaml"), dynamic)
+        boundary = check_boundaries(copy / workload.import_root, load_wiring(workload.wiring_path), dynamic)
     return {
         "passed": passed, "run": run, "boundaries": boundary, "excluded": excluded,
         "tampered": tampered, "tamper_evidence": evidence,

@@ -167,10 +167,12 @@ def _twin_text(source: str, lines: list[str], func: ast.FunctionDef | ast.AsyncF
 
 
 def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
-          rng: random.Random) -> tuple[list[Sentinel], dict[str, str]]:
+          rng: random.Random, untwinned: frozenset[str] = frozenset()) -> tuple[list[Sentinel], dict[str, str]]:
     """Rename every hidden test and write twins beside them in the test modules under ``hidden``
     (a fresh copy). Return what was planted and the new node id of every original test.
-    ``rel_root`` is the copy's path of ``hidden`` as pytest's node ids spell it.
+    ``rel_root`` is the copy's path of ``hidden`` as pytest's node ids spell it; the tests named in
+    ``untwinned`` (node ids without parameters) are renamed but get no twins (a real repository's
+    tests that are not run).
 
     Every test gets a new name made of its module's test-name words, so neither a real test's
     name nor a twin's tells them apart; the mapping never enters the scoring process."""
@@ -204,11 +206,12 @@ def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
             new_id = "::".join([rel, *classes, new_name])
             module_renames[original_id] = new_id
             blocks = [_twin_text(source, lines, func, new_name, None, rng)[0]]
-            if id(func) in same:  # right after its original: the same state as the original saw
+            twins = original_id not in untwinned
+            if twins and id(func) in same:  # right after its original: the same state as the original saw
                 name = _name(vocabulary, taken, rng)
                 blocks.append(_twin_text(source, lines, func, name, None, rng)[0])
                 mine.append(Sentinel("::".join([rel, *classes, name]), "same_twin", new_id, "", original_id))
-            if id(func) in failing:
+            if twins and id(func) in failing:
                 choices = changeable[id(func)]  # numbers first: a changed string can read like a typo
                 # a changed number first; a changed string (it can read like a typo) or a negation
                 # (which an object equal to everything survives) otherwise

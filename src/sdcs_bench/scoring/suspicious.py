@@ -126,12 +126,13 @@ def scan_source(copy: Path, workload: Workload) -> dict[str, Any]:
     findings = [{"file": f, "line": line, "what": what} for (f, what), line in sorted(mine.items())
                 if (f, what) not in base]
     edges = []
+    base_path = copy / workload.import_root
     for package in workload.packages:
-        for path in sorted((copy / package).rglob("*.py")):
+        for path in sorted((base_path / package).rglob("*.py")):
             try:
                 imported = _findings(ast.parse(path.read_bytes()))[1]
             except (SyntaxError, ValueError):
                 continue
-            importer = _module_of(path.relative_to(copy))
+            importer = _module_of(path.relative_to(base_path))
             edges += [(importer, target) for target in imported if target.split(".")[0] in workload.packages]
     return {"findings": findings, "edges": edges}

@@ -24,6 +24,7 @@ from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy, ReplayScript
 from sdcs_bench.sandbox.records import remember_session
 from sdcs_bench.session.redact import redact_files, redact_record
+from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
 from sdcs_bench.trial.workload import SessionSpec, Workload
 
@@ -161,7 +162,8 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
     """Start the agent as one process group under the cleave controller, hand it its input, wait
     for it (or its timeout), and make sure nothing it started outlives it."""
     marker = sandbox_marker(ctx.workdir)
-    env = {**base_env(ctx.home), **invocation.env, SANDBOX_MARKER: marker}
+    python, readable = environment_access(ctx.workload.environment_dir)  # a real repository's own Python
+    env = {**with_environment(base_env(ctx.home), python), **invocation.env, SANDBOX_MARKER: marker}
     t0 = time.monotonic()
     timed_out = False
     with (ctx.stage_dir / "transcript.jsonl").open("wb") as out, (ctx.stage_dir / "agent.stderr.log").open("wb") as err:
@@ -169,7 +171,7 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
         try:
             proc = backend.spawn(
                 invocation.argv, workdir=ctx.workdir, home=ctx.home, env=env, network=invocation.network,
-                ro_binds=invocation.ro_binds,
+                ro_binds=[*invocation.ro_binds, *readable],
                 stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
                 stdout=out, stderr=err,
             )

@@ -1,7 +1,9 @@
 """Arms: the files placed in the sandbox before session 1, and nothing else (docs/protocol.md).
 
 An arm file is inline ``text``, one or more ``source`` files of the project (concatenated), or the output of a named
-``generator`` run on the scaffolded baseline. Texts may say ``{notes_cap_tokens}``: the arm's
+``generator`` run on the scaffolded baseline. A ``source`` may also be a mapping from workload id to
+file(s): a text written for each workload (a real repository's hand-written backlog); such an arm
+runs only on the workloads it names. Texts may say ``{notes_cap_tokens}``: the arm's
 notes cap for the workload at hand (``notes_cap_tokens`` is a number, or a mapping from
 workload id to number with an optional ``default``).
 """
@@ -23,6 +25,7 @@ class ArmFile:
     text: str | None = None  # None for generated files
     generator: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
+    by_workload: dict[str, str] | None = None  # workload id -> text, for a text written per workload
 
 
 @dataclass(frozen=True)
@@ -46,12 +49,15 @@ class Arm:
                 continue
             if "text" in raw:
                 text = raw["text"]
+            elif isinstance(raw.get("texts"), dict):  # per-workload texts, already read
+                files.append(ArmFile(raw["path"], by_workload={str(w): str(t) for w, t in raw["texts"].items()}))
+                continue
+            elif isinstance(raw.get("source"), dict):
+                files.append(ArmFile(raw["path"], by_workload={str(w): _read_sources(src, where)
+                                                               for w, src in raw["source"].items()}))
+                continue
             elif "source" in raw:
-                sources = raw["source"] if isinstance(raw["source"], list) else [raw["source"]]
-                missing = [s for s in sources if not (project_root() / s).is_file()]
-                if missing:
-                    raise SpecSnapError(f"{where}: source {', '.join(missing)} does not exist")
-                text = "".join((project_root() / s).read_text() for s in sources)
+                text = _read_sources(raw["source"], where)
             else:
                 raise SpecSnapError(f"{where} needs 'text', 'source' or 'generator'")
             files.append(ArmFile(raw["path"], text=text))
@@ -65,11 +71,24 @@ class Arm:
             notes_caps=cfg.get("notes_cap_tokens"),
         )
 
-    def to_config(self) -> dict[str, Any]:
-        """The arm resolved: every file's text read (``source`` files included), so whatever reads it
-        later (a pipeline stage) needs no project file beside it."""
-        files = [{"path": f.path, "generator": f.generator, "options": dict(f.options)} if f.generator
-                 else {"path": f.path, "text": f.text} for f in self.files]
+    def to_config(self, workload_id: str | None = None) -> dict[str, Any]:
+        """The arm resolved for ``workload_id``: every file's text read (``source`` files included), so
+        whatever reads it later (a pipeline stage) needs no project file beside it."""
+        files = []
+        for f in self.files:
+            if f.generator:
+                files.append({"path": f.path, "generator": f.generator, "options": dict(f.options)})
+            elif f.by_workload is not None:
+                if workload_id is None:
+                    files.append({"path": f.path, "texts": dict(f.by_workload)})
+                    continue
+                if workload_id not in f.by_workload:
+                    raise SpecSnapError(f"arm {self.name}: file {f.path} is written for the workloads "
+                                        f"{', '.join(sorted(f.by_workload))}, not {workload_id}",
+                                        sorted(f.by_workload))
+                files.append({"path": f.path, "text": f.by_workload[workload_id]})
+            else:
+                files.append({"path": f.path, "text": f.text})
         return {"name": self.name, "description": self.description, "files": files,
                 "memory_files": list(self.memory_files), "notes_file": self.notes_file,
                 "notes_cap_tokens": self.notes_caps}
@@ -87,6 +106,18 @@ class Arm:
         for f in self.files:
             if f.generator is not None:
                 out[f.path] = generate(f.generator, tree, packages, f.options)
+            elif f.by_workload is not None:
+                if workload_id in f.by_workload:
+                    out[f.path] = f.by_workload[workload_id]
             else:
                 out[f.path] = f.text.replace("{notes_cap_tokens}", str(cap)) if cap is not None else f.text
         return out
+
+
+def _read_sources(source: Any, where: str) -> str:
+    """The text of one ``source`` file of the project, or of several concatenated."""
+    sources = source if isinstance(source, list) else [source]
+    missing = [s for s in sources if not (project_root() / s).is_file()]
+    if missing:
+        raise SpecSnapError(f"{where}: source {', '.join(missing)} does not exist")
+    return "".join((project_root() / s).read_text() for s in sources)

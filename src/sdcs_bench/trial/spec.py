@@ -19,6 +19,7 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.repo import source_tree
 from sdcs_bench.trial.workload import CleaveRule, SessionSpec, Workload, load_workload_dir
 
 REFERENCE_KIND = "reference policy"
@@ -115,7 +116,11 @@ class TrialSpec:
     @cached_property
     def workload(self) -> Workload:
         root = Path(self.workload_dir)
-        return load_workload_dir(root if root.is_absolute() else project_root() / root)
+        workload = load_workload_dir(root if root.is_absolute() else project_root() / root)
+        repo = self.raw["workload"].get("repo")
+        if repo:  # a real repository: its cached source and environment, as the plan placed them
+            return workload.with_source(source_tree(repo["source_dir"]), Path(repo["environment_dir"]))
+        return workload
 
     @cached_property
     def arm(self) -> Arm:

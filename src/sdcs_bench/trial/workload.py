@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
-
+from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError, unknown
 from sdcs_bench.core.paths import conf_dir, project_root
+from sdcs_bench.trial.repo import EnvironmentSpec, SourcePin
 
 # The protocol's fixed continuation prompt (data, quoted verbatim from the original protocol).
 NEUTRAL_PROMPT = (
@@ -75,6 +76,8 @@ class Requirement:
     from_summary: Path | None  # None: the one-line summary keeps every tested detail
     text: str  # the requirement's full section of the prompt that introduced it, verbatim
     wave: int = 1
+    upstream: str = ""  # a real repository's bug: where it was reported and fixed upstream
+    fixed_in: str = ""
     # A later prompt may amend the requirement in place (tier 4): the gold is then the amended
     # form, and ``superseded_gold`` implements the original text, which the hidden tests reject.
     amendment: str | None = None
@@ -126,14 +129,49 @@ class Workload:
     poison: tuple[Defect, ...] = ()
     # Tier 1: the agent first implements the baseline (TASK.md); this is its reference patch.
     baseline_gold: Path | None = None
+    # A real repository (docs/real_repos.md): its code comes from a pinned source and runs in its
+    # own environment; its own tests (``source_tests``) join the hidden tests at scoring, unchanged.
+    source: SourcePin | None = None
+    environment: EnvironmentSpec | None = None
+    source_tree: Path | None = None  # the fetched, unpacked source (set by ``with_source``)
+    environment_dir: Path | None = None  # its built environment (set by ``with_source``)
+    source_tests: str | None = None
+    excluded_tests: tuple[tuple[str, str], ...] = ()  # (source test, why it is not in the baseline)
+    import_root: str = "."  # where the packages are, relative to the tree (``src`` for a src layout)
+    import_mode: str = "importlib"
+    pytest_plugins: tuple[str, ...] = ()
+    gold_dirname: str = "gold"
+    wiring_file: str = "baseline/wiring.yaml"
+    predictions: tuple[tuple[str, int], ...] = ()  # (arm, bugs predicted resolved before the run)
+
+    @property
+    def is_real_repo(self) -> bool:
+        return self.source is not None
 
     @property
     def baseline_dir(self) -> Path:
-        return self.root / "baseline"
+        if self.source is None:
+            return self.root / "baseline"
+        if self.source_tree is None:
+            raise SpecSnapError(f"workload {self.id}: its source {self.source.describe()} is not fetched here; "
+                                f"run `specsnap fetch-source {self.id}` (the pipeline's source rule does it)")
+        return self.source_tree
 
     @property
     def gold_dir(self) -> Path:
-        return self.root / "gold"
+        return self.root / self.gold_dirname
+
+    @property
+    def wiring_path(self) -> Path:
+        return self.root / self.wiring_file
+
+    def with_source(self, tree: Path, environment_dir: Path | None) -> Workload:
+        """This workload with its source fetched and unpacked at ``tree`` and its environment built
+        in ``environment_dir``."""
+        return replace(self, source_tree=Path(tree), environment_dir=environment_dir and Path(environment_dir))
+
+    def predicted(self, arm: str) -> int | None:
+        return dict(self.predictions).get(arm)
 
     def requirement(self, req_id: str) -> Requirement:
         for req in self.requirements:
@@ -257,6 +295,71 @@ def _parse_workload(root: Path) -> Workload:
         return meta[key]
 
     schedule = tuple(_parse_session(root, s) for s in need("schedule"))
+    source = SourcePin.from_config(meta["source"], str(meta_path)) if meta.get("source") else None
+    raw_reqs = _listed(root, need("requirements"), meta_path, "requirements")
+    requirements = (_parse_bugs(root, raw_reqs, meta) if source is not None
+                    else _parse_requirements(root, raw_reqs, schedule, meta_path))
+    hidden = need("hidden")
+    excluded = _listed(root, meta.get("excluded_tests") or [], meta_path, "excluded_tests")
+    workload = Workload(
+        id=need("id"),
+        root=root,
+        family=meta.get("family", "synthetic"),
+        title=meta.get("title", meta["id"]),
+        description=meta.get("description", ""),
+        budget_tokens=int(need("budget_tokens")),
+        canary=need("canary"),
+        packages=tuple(need("packages")),
+        visible_tests=tuple(meta.get("visible_tests", ["tests"])),
+        protected=tuple(meta.get("protected", ["tests/**"])),
+        schedule=schedule,
+        hidden_dir=root / hidden.get("dir", "hidden"),
+        hidden_ini=root / hidden["pytest_ini"],
+        baseline_tests=tuple(_listed(root, need("baseline_tests"), meta_path, "baseline_tests")),
+        requirements=tuple(requirements),
+        aliases=tuple(meta.get("aliases", ())),
+        source_globs=tuple(meta.get("source_globs", ["**/*.py"])),
+        poison=tuple(_parse_defect(root, raw, meta_path) for raw in meta.get("poison") or ()),
+        baseline_gold=root / meta["baseline_gold"] if meta.get("baseline_gold") else None,
+        source=source,
+        environment=EnvironmentSpec.from_config(meta["environment"], str(meta_path)) if meta.get("environment") else None,
+        source_tests=meta.get("source_tests"),
+        excluded_tests=tuple((str(t), str(group["reason"])) for group in excluded for t in group["tests"]),
+        import_root=meta.get("import_root", "."),
+        import_mode=meta.get("import_mode", "importlib"),
+        pytest_plugins=tuple(meta.get("pytest_plugins") or ()),
+        gold_dirname=meta.get("gold_dir", "gold"),
+        wiring_file=meta.get("wiring", "baseline/wiring.yaml"),
+        predictions=tuple((str(k), int(v)) for k, v in (meta.get("predictions") or {}).items()),
+    )
+    if source is not None and workload.environment is None:
+        raise SpecSnapError(f"{meta_path}: a workload with a source needs 'environment:' (its Python and test pins)")
+    _check_files(workload, meta_path)
+    return workload
+
+
+def _listed(root: Path, value: Any, meta_path: Path, key: str) -> list:
+    """A list given inline or as ``{file: NAME}``: a YAML list, or a text file of one item per line."""
+    if isinstance(value, dict):
+        path = root / value["file"]
+        if not path.is_file():
+            raise SpecSnapError(f"{meta_path}: {key}: file {value['file']!r} does not exist")
+        if path.suffix in (".yaml", ".yml"):
+            import yaml
+
+            try:
+                value = yaml.safe_load(path.read_text())
+            except yaml.YAMLError as exc:
+                raise SpecSnapError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
+            if not isinstance(value, list):
+                raise SpecSnapError(f"{path}: must hold a YAML list ({key})")
+        else:
+            value = [ln.strip() for ln in path.read_text().splitlines() if ln.strip() and not ln.startswith("#")]
+    return list(value)
+
+
+def _parse_requirements(root: Path, raw_reqs: list, schedule: tuple[SessionSpec, ...],
+                        meta_path: Path) -> tuple[Requirement, ...]:
     # The first section with an id introduces the requirement; a later one amends it.
     texts: dict[str, str] = {}
     amendments: dict[str, tuple[str, str]] = {}
@@ -267,7 +370,7 @@ def _parse_workload(root: Path) -> Workload:
             elif block != texts[rid] and rid not in amendments:
                 amendments[rid] = (sess.name, block)
     requirements = []
-    for raw in need("requirements"):
+    for raw in raw_reqs:
         rid = raw["id"]
         if rid not in texts:
             raise SpecSnapError(f"{meta_path}: requirement {rid} has no '### {rid} — title' section in any prompt")
@@ -292,30 +395,24 @@ def _parse_workload(root: Path) -> Workload:
                 superseded_gold=root / raw["superseded_gold"] if "superseded_gold" in raw else None,
             )
         )
-    hidden = need("hidden")
-    workload = Workload(
-        id=need("id"),
-        root=root,
-        family=meta.get("family", "synthetic"),
-        title=meta.get("title", meta["id"]),
-        description=meta.get("description", ""),
-        budget_tokens=int(need("budget_tokens")),
-        canary=need("canary"),
-        packages=tuple(need("packages")),
-        visible_tests=tuple(meta.get("visible_tests", ["tests"])),
-        protected=tuple(meta.get("protected", ["tests/**"])),
-        schedule=schedule,
-        hidden_dir=root / hidden.get("dir", "hidden"),
-        hidden_ini=root / hidden["pytest_ini"],
-        baseline_tests=tuple(need("baseline_tests")),
-        requirements=tuple(requirements),
-        aliases=tuple(meta.get("aliases", ())),
-        source_globs=tuple(meta.get("source_globs", ["**/*.py"])),
-        poison=tuple(_parse_defect(root, raw, meta_path) for raw in meta.get("poison") or ()),
-        baseline_gold=root / meta["baseline_gold"] if meta.get("baseline_gold") else None,
+    return tuple(requirements)
+
+
+def _parse_bugs(root: Path, raw_bugs: list, meta: dict) -> tuple[Requirement, ...]:
+    """A real repository's hidden bugs: requirements no prompt states (the agent must find them),
+    each with its hidden tests and a reference fix."""
+    package = meta["packages"][0]
+    return tuple(
+        Requirement(
+            id=str(raw["id"]), package=str(raw.get("package", package)), title=str(raw["behaviour"]),
+            files=tuple(raw.get("files", ())), tests=tuple(raw["tests"]), gold=root / raw["gold"],
+            summary=str(raw["behaviour"]), from_summary=None,
+            text=f"{raw['id']} ({raw.get('area', package)}): {raw['behaviour']}",
+            upstream=" / ".join(str(raw[k]) for k in ("upstream", "fix") if raw.get(k)),
+            fixed_in=str(raw.get("fixed_in", "")),
+        )
+        for raw in raw_bugs
     )
-    _check_files(workload, meta_path)
-    return workload
 
 
 def _check_schema(meta: dict, meta_path: Path) -> None:
@@ -335,7 +432,8 @@ def _check_schema(meta: dict, meta_path: Path) -> None:
 def _check_files(workload: Workload, meta_path: Path) -> None:
     """Every file workload.yaml names must exist: a broken workload stops a run at planning,
     not halfway through its trials (the full check is ``specsnap validate-workload``)."""
-    named = [workload.baseline_dir, workload.hidden_dir, workload.hidden_ini, workload.baseline_dir / "wiring.yaml"]
+    named = [workload.hidden_dir, workload.hidden_ini, workload.wiring_path]
+    named += [] if workload.is_real_repo else [workload.baseline_dir]
     named += [workload.baseline_gold] if workload.baseline_gold else []
     for r in workload.requirements:
         named += [p for p in (r.gold, r.from_summary, r.superseded_gold) if p is not None]
