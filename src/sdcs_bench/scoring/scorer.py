@@ -211,11 +211,11 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
         copy.mkdir()
         excluded = scoring_copy(tree, workload, copy)
         # A real repository's excluded tests (each with its reason in workload.yaml) are not run.
-        excluded = {f"{HIDDEN_PREFIX}/{t}" for t, _ in workload.excluded_tests}
+        not_run = {f"{HIDDEN_PREFIX}/{t}" for t, _ in workload.excluded_tests}
         planted, renamed = plant(copy / HIDDEN_PREFIX, HIDDEN_PREFIX, settings,
                                  rng or random.Random(secrets.randbits(64)),
-                                 untwinned=frozenset(t.partition("[")[0] for t in excluded))
-        deselect = sorted(renamed.get(b, b) + sep + p for b, sep, p in (t.partition("[") for t in excluded))
+                                 untwinned=frozenset(t.partition("[")[0] for t in not_run))
+        deselect = sorted(renamed.get(b, b) + sep + p for b, sep, p in (t.partition("[") for t in not_run))
         run = run_hidden_tests(copy, workload, backend, timeout_s, deselect)
         stream = run.pop("stream")
         verdicts = stream.verdicts()
