@@ -89,7 +89,7 @@ def _console():
 def _workload(workload: str | None, tier: int | None, results: Path = Path("results")):
     """A workload ready to use; a real repository's source is fetched and its environment built
     first (once: both are cached under ``results/_cache``, where the pipeline keeps them)."""
-    from sdcs_bench.sandbox.source import prepare_workload
+    from sdcs_bench.pipeline.repos import prepare_workload
     from sdcs_bench.trial.workload import load_workload, resolve_workload_id
 
     return prepare_workload(load_workload(resolve_workload_id(workload, tier)), results)
@@ -292,21 +292,12 @@ def fetch_source_command(
     repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
 ) -> None:
     """Download a real repository's pinned source once (its SHA-256 checked) into results/_cache/sources/."""
-    from sdcs_bench.sandbox.source import fetch_source, verified_tree
-    from sdcs_bench.trial.repo import SourcePin
+    from sdcs_bench.pipeline.repos import fetch_planned_source
 
-    if repo_plan is not None:
-        planned = json.loads(repo_plan.read_text())
-        pin = SourcePin.from_config(planned["source"], str(repo_plan))
-        fetch_source(pin, Path(planned["source_dir"]))
-        return
-    wl = _real_repo(workload)
-    from sdcs_bench.sandbox.source import cache_dir
-
-    record = fetch_source(wl.source, cache_dir(results, wl.source))
-    tree = verified_tree(wl.source, cache_dir(results, wl.source))
-    _console().print(f"{wl.id}: {record['archive']} ({record['bytes']} bytes, sha256 {record['sha256'][:12]}…) "
-                     f"unpacked at {tree}")
+    planned, where = _repo_plan(workload, results, repo_plan)
+    record = fetch_planned_source(planned, where)
+    _console().print(f"{where}: {record['archive']} ({record['bytes']} bytes, sha256 {record['sha256'][:12]}…) "
+                     f"unpacked in {planned['source_dir']}")
 
 
 @app.command("build-env")
@@ -316,18 +307,23 @@ def build_env_command(
     repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
 ) -> None:
     """Build a real repository's own environment (its Python and pinned test dependencies) once."""
-    from sdcs_bench.sandbox.environment import Interpreter, build_environment
-    from sdcs_bench.trial.repo import EnvironmentSpec
+    from sdcs_bench.pipeline.repos import build_planned_environment
 
+    planned, where = _repo_plan(workload, results, repo_plan)
+    record = build_planned_environment(planned, where)
+    _console().print(f"{where}: Python {record['interpreter']['version']} ({record['interpreter']['found_by']}: "
+                     f"{record['interpreter']['path']}), {len(record['freeze'])} packages, in {planned['environment_dir']}")
+
+
+def _repo_plan(workload: str | None, results: Path, repo_plan: Path | None) -> tuple[dict, str]:
+    """What the source and environment commands work from: the pipeline's plan file, or the
+    workload's own data planned now."""
     if repo_plan is not None:
-        planned = json.loads(repo_plan.read_text())
-        build_environment(EnvironmentSpec.from_config(planned["environment"], str(repo_plan)),
-                          Interpreter(**planned["interpreter"]), Path(planned["environment_dir"]))
-        return
-    wl = _workload(_real_repo(workload).id, None, results)
-    record = json.loads((wl.environment_dir / "env.json").read_text())
-    _console().print(f"{wl.id}: Python {record['interpreter']['version']} ({record['interpreter']['found_by']}: "
-                     f"{record['interpreter']['path']}), {len(record['freeze'])} packages, at {wl.environment_dir}")
+        return json.loads(repo_plan.read_text()), str(repo_plan)
+    from sdcs_bench.pipeline.repos import repo_plan as plan_repo
+
+    wl = _real_repo(workload)
+    return plan_repo(wl, results), wl.id
 
 
 def _real_repo(workload: str | None):

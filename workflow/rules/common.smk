@@ -12,7 +12,7 @@ from sdcs_bench.core.paths import use_project
 # The project is the checkout this Snakefile is in (never the one the package was installed from):
 # every job, local or on a cluster node, reads conf/ and tiers/ from here.
 PROJECT_ROOT = str(use_project(Path(workflow.main_snakefile).parent))
-from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, StudyLayout
+from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, CacheLayout, StudyLayout
 from sdcs_bench.pipeline.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
 
 
@@ -54,11 +54,37 @@ if workflow.is_main_process:
         stop(disk_error_message(exc) or exc)
 
 CELLS = {cell["trial"]: cell for cell in read_cells(STUDY.cells)}
+# Real repositories: each planned source and environment (cached once per pin under results/_cache,
+# shared by every run), by its cache key -> the plan file its rule reads.
+CACHE = CacheLayout(RESULTS)
+SOURCE_PLANS = {Path(c["source"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values() if c["source"]}
+ENV_PLANS = {Path(c["environment"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values()
+             if c["environment"]}
 
 
 wildcard_constraints:
     trial="|".join(re.escape(t) for t in CELLS) or "(?!)",
     k=r"[1-9][0-9]*",
+    pin="|".join(map(re.escape, SOURCE_PLANS)) or "(?!)",
+    env="|".join(map(re.escape, ENV_PLANS)) or "(?!)",
+
+
+def source_plan(wildcards):
+    """The plan file a source job reads, marked ``ancient`` because the cache is named by the pin's
+    hash, so a newer plan file (another run planning the same pin) never makes it stale."""
+    return ancient(SOURCE_PLANS[wildcards.pin])
+
+
+def environment_plan(wildcards):
+    """The plan file an environment job reads (``ancient``, as for the source)."""
+    return ancient(ENV_PLANS[wildcards.env])
+
+
+def repo_inputs(wildcards):
+    """A real-repository trial's stages take its cached source and environment (``ancient``, as
+    above: rebuilding the shared cache for one run must not rerun another run's trials)."""
+    cell = CELLS[wildcards.trial]
+    return {key: ancient(cell[key]) for key in ("source", "environment") if cell[key]}
 
 
 def stages(trial):

@@ -1,5 +1,6 @@
 rule inject:
     input:
+        unpack(repo_inputs),
         unpack(previous_inject_stage),
         trial=trial_config,
     output:

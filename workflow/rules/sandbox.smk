@@ -1,5 +1,6 @@
 rule scaffold:
     input:
+        unpack(repo_inputs),
         trial=trial_config,
     output:
         **TRIAL.outputs("scaffold"),

@@ -1,5 +1,6 @@
 rule score:
     input:
+        unpack(repo_inputs),
         unpack(score_inputs),
         trial=trial_config,
     output:

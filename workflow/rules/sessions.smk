@@ -1,5 +1,6 @@
 rule session:
     input:
+        unpack(repo_inputs),
         unpack(previous_session_stage),
         trial=trial_config,
     output:

@@ -46,11 +46,12 @@ def expected_reference_score(
     world = _World(baseline_done=workload.baseline_gold is None)
     inject = variant.get("inject") or None
     hashes = arm_records_hashes(arm)
+    hinted = hinted_bugs(workload, arm, policy)
     no_cleave = False
     for index, session in enumerate(effective_schedule(workload, variant), start=1):
         if policy.get("acts", True):
             edits = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1,
-                                 hashes)
+                                 hashes, hinted)
             if index == 1 and session.cleave.active and edits == 0:
                 no_cleave = True
         else:
@@ -78,13 +79,23 @@ def expected_reference_score(
     }
 
 
+def hinted_bugs(workload: Workload, arm: Arm, policy: dict) -> set[str]:
+    """The bugs a hint-following policy knows: those named by each of the workload's hint files
+    whose text the arm places in AGENTS.md or in the policy's notes file."""
+    if policy.get("knows_sprint") != "from_hints":
+        return set()
+    placed = [_norm(f.text) for f in arm.for_workload(workload.id, workload.root).files
+              if f.text is not None and f.path in ("AGENTS.md", policy.get("notes_file"))]
+    return {rid for h in workload.hints if any(_norm(h.text) in text for text in placed) for rid in h.names}
+
+
 def arm_records_hashes(arm: Arm) -> bool:
     """Does the arm record a SHA-256 per module at setup (Gate I's app_map.md)?"""
     return any(f.generator == "app_map" and f.options.get("hashes") for f in arm.files)
 
 
 def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, policy: dict,
-                 style: str, oracle: bool, first: bool, hashes: bool) -> int:
+                 style: str, oracle: bool, first: bool, hashes: bool, hinted: set[str]) -> int:
     reqs = workload.requirements
     if policy.get("revert_uncommitted"):
         for rid in world.uncommitted:
@@ -102,6 +113,8 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
             known[r.id] = "summary"
         if r.amendment and (oracle or any(_norm(r.amendment) in s for s in sources)):
             amended.add(r.id)
+    for rid in hinted:  # read from the hint files on disk, which it never rewrites
+        known.setdefault(rid, "full")
     _take_notes(world, reqs, prompt, known, amended, style)
     if policy.get("hash_check") and hashes:
         world.defects.clear()  # every planted file differs from its setup hash: rebuilt without it

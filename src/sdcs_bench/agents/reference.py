@@ -32,6 +32,7 @@ class ReferenceHarness(Harness):
                 for req in ctx.workload.requirements
             ],
             "baseline": ctx.workload.baseline_gold.read_text() if ctx.workload.baseline_gold else None,
+            "hints": [{"text": h.text, "names": list(h.names)} for h in ctx.workload.hints],
         }
         return Invocation(
             argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],

@@ -11,8 +11,11 @@ Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives 
             and the patch written from that, and (if a later wave amends it) the amendment's
             text and the patch of the original, superseded form: the policy's "competence"
   baseline  (tier 1) the patch implementing TASK.md
+  hints     (real repositories) each hint file's text and the bugs whose areas it names
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
-for a policy with ``knows_sprint: always`` (the oracle). Every action is one JSON line on stdout.
+for a policy with ``knows_sprint: always`` (the oracle); with ``knows_sprint: from_hints`` it also
+knows the bugs a hint names when that hint's text is in ``AGENTS.md`` or its notes file on disk.
+Every action is one JSON line on stdout.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class Agent:
         self.prompt = briefing["prompt"]
         self.skills = briefing["skills"]
         self.baseline = briefing.get("baseline")
+        self.hints = briefing.get("hints") or []
         self.turns = 0
 
     # -- acting on the world ------------------------------------------------------------------
@@ -253,6 +257,12 @@ class Agent:
                 known[rid] = "summary"
             if skill.get("amendment") and (oracle or any(_norm(skill["amendment"]) in s for s in sources)):
                 amended.add(rid)
+        if self.params.get("knows_sprint") == "from_hints":
+            context = [_norm(p.read_text(errors="replace")) for p in (Path("AGENTS.md"), notes) if p and p.is_file()]
+            for hint in self.hints:
+                if any(_norm(hint["text"]) in c for c in context):
+                    for rid in hint["names"]:
+                        known.setdefault(rid, "full")
         self.log("read", known=known, amendments=sorted(amended))
         return known, amended
 

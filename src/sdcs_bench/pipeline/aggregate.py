@@ -28,10 +28,12 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
     diag = card["diagnostics"]
     notes = diag.get("notes") or {}
     expected = card.get("expected") or {}
+    repo = card.get("repository") or {}
     return {
         "trial": card["trial"],
         "study": card["study"],
         "workload": card["workload"],
+        "family": card.get("family", "synthetic"),
         "arm": card["arm"],
         "agent": card["agent"],
         "agent_kind": card["agent_kind"],
@@ -53,6 +55,9 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "suspicious_source": len(diag.get("suspicious_source") or []),
         "tokens": card["tokens"]["total"],
         "tokens_source": card["tokens"]["source"],
+        "turns": sum(s["turns"] for s in diag["sessions"]),
+        "turns_by_session": "+".join(str(s["turns"]) for s in diag["sessions"]),
+        "predicted_resolved": repo.get("predicted_resolved"),
         "s1_edit_survived": diag["s1_edit_survived"],
         "no_cleave": diag["no_cleave"],
         "cleave_missed": diag["cleave_missed"],
@@ -171,17 +176,38 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         tampered=("tampered", lambda v: int(v.sum())),
         tamper_evidence=("tamper_evidence", lambda s: " | ".join(sorted({e.split(" | ")[0] for e in s.fillna("") if e}))),
         n_requirements=("n_requirements", "first"), expected_net=("expected_net", "first"),
+        family=("family", "first"), predicted_resolved=("predicted_resolved", "first"),
         matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
         defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
     )
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
+        turns=("turns", "mean"), baseline_kept=("baseline_ok", "mean"),
         s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
     )
     board = counts.join(scores, how="left").reset_index()
-    cols = [*GROUP, "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens",
+    board = _versus_vanilla(board)
+    cols = [*GROUP, "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
+            "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", "tamper_evidence"]
-    return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "s1_edit_survived": 2})
+    return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
+                              "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2})
+
+
+def _versus_vanilla(board: pd.DataFrame) -> pd.DataFrame:
+    """Each row's mean tokens and mean requirements passed (bugs resolved, on a real repository) as
+    a ratio to the same agent's Vanilla row on the same workload and variant in this study, as the
+    original study reported its repository runs; empty where there is no Vanilla row or its value
+    is 0 (a reference policy spends no tokens)."""
+    keys = ["workload", "agent", "agent_kind", "variant"]
+    vanilla = board[board["arm"] == "Vanilla"].set_index(keys)[["tokens", "raw"]]
+    joined = board.join(vanilla, on=keys, rsuffix="_vanilla")
+
+    def ratio(num: str, den: str) -> pd.Series:
+        den_values = joined[den].where(joined[den] > 0)
+        return (joined[num] / den_values).astype(float)
+
+    return board.assign(tokens_vs_vanilla=ratio("tokens", "tokens_vanilla"), resolved_vs_vanilla=ratio("raw", "raw_vanilla"))
 
 
 def to_markdown(board: pd.DataFrame, study: str) -> str:
@@ -208,8 +234,23 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
         cols.insert(cols.index("s1_edit_survived"), "defects_survived")
     if tampered:
         cols.append("tamper_evidence")  # the first piece of evidence of each tampered trial
-    lines.append("| " + " | ".join(cols) + " |")
-    lines.append("|" + "---|" * len(cols))
+    lines += _table(board, cols)
+    repos = board[board["family"] == "real_repo"]
+    if len(repos):
+        lines += ["", "## Real repositories: bugs resolved", "",
+                  "`resolved` counts bugs whose hidden tests pass (the mean over trials); `predicted` is what was "
+                  "predicted for the arm before the run (the workload's `predicted_resolved`); the `vs_vanilla` "
+                  "columns divide by the same agent's Vanilla row (empty where that is 0).", ""]
+        lines += _table(repos.rename(columns={"n_requirements": "bugs", "raw": "resolved",
+                                              "predicted_resolved": "predicted"}),
+                        ["workload", "arm", "agent", "agent_kind", "variant", "trials", "bugs", "predicted", "resolved",
+                         "baseline_kept", "net", "turns", "tokens", "tokens_vs_vanilla", "resolved_vs_vanilla",
+                         "expected_net", "matches_expected"])
+    return "\n".join(lines) + "\n"
+
+
+def _table(board: pd.DataFrame, cols: list[str]) -> list[str]:
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for row in board[cols].itertuples(index=False):
         lines.append("| " + " | ".join("" if pd.isna(v) else str(v).replace("|", "\\|") for v in row) + " |")
-    return "\n".join(lines) + "\n"
+    return lines

@@ -6,7 +6,9 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
 
     results/<run>/
       plan/study.json  plan/cells.tsv  plan/trials/<trial>.json  plan/repos/<workload>.json
-      (shared by every run: _cache/sources/<sha256>/source.json + tree/, _cache/envs/<key>/env.json + venv/)
+    results/_cache/   shared by every run under one results directory (``CacheLayout``):
+      sources/<pin>/source.json + the archive + tree/      a real repository's source, by its hash
+      envs/<key>/env.json + venv/                           its environment, by interpreter and pins
       trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
         scaffold/manifest.json
         session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff
@@ -21,6 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+
+from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
+from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
 STAGE_FILE = "stage.json"
 SNAPSHOT = "snapshot.tar.gz"
@@ -85,6 +90,30 @@ class StudyLayout:
     def benchmark(self, rule: str, name: str) -> str:
         return (f"{self.study_dir}/benchmarks/{rule}/{name}.tsv" if rule != "aggregate"
                 else f"{self.study_dir}/benchmarks/aggregate.tsv")
+
+
+@dataclass(frozen=True)
+class CacheLayout:
+    """Where real repositories' sources and environments are cached: once per pin (the source's
+    SHA-256 or commit; the environment's key) for every run under ``results``."""
+
+    results: str
+
+    @property
+    def root(self) -> str:
+        return f"{Path(self.results).as_posix()}/_cache"
+
+    def source_dir(self, pin: str) -> str:
+        return f"{self.root}/sources/{pin}"
+
+    def source_record(self, pin: str) -> str:
+        return f"{self.source_dir(pin)}/{SOURCE_RECORD}"
+
+    def env_dir(self, key: str) -> str:
+        return f"{self.root}/envs/{key}"
+
+    def env_record(self, key: str) -> str:
+        return f"{self.env_dir(key)}/{ENV_RECORD}"
 
 
 @dataclass(frozen=True)

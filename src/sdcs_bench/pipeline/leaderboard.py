@@ -62,8 +62,11 @@ def print_table(study_dir: Path) -> None:
     table = Table(title=f"study {data['study']} — {LOCAL_LABEL}", title_justify="left", caption=data["notice"])
     cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "raw", "net", "tes",
             "tokens", "expected_net", "matches_expected"]
+    if any(row.get("family") == "real_repo" for row in data["rows"]):  # bugs predicted before the run, beside raw
+        cols[cols.index("raw")] = "raw (resolved)"
+        cols.insert(cols.index("raw (resolved)"), "predicted_resolved")
     for col in cols:
         table.add_column(col)
     for row in data["rows"]:
-        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in cols))
+        table.add_row(*("" if row.get(c.split()[0]) is None else str(row.get(c.split()[0])) for c in cols))
     console.print(table)

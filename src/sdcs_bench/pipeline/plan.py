@@ -27,6 +27,9 @@ from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.spec import api_provider
 from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.pipeline.repos import repo_plan
+from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
+from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
@@ -214,7 +217,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "run": run,
                 "workload": {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint(),
                              **({"repo": repos[wid]} if wid in repos else {})},
-                "arm": arm.to_config(workload.id),
+                "arm": arm.for_workload(workload.id, workload.root).to_config(),
                 "agent": agent_cfg,
                 "variant": variant_cfg,
                 "seed": seed,
@@ -231,22 +234,6 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         )
     _validate_trials(trials)
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
-
-
-def repo_plan(workload, results: Path) -> dict[str, Any]:
-    """Where a real repository's source and environment are cached (docs/real_repos.md), and with
-    which interpreter: found now, so that a missing one stops the run before any work."""
-    from sdcs_bench.sandbox.environment import cache_dir as env_dir, environment_key, find_interpreter
-    from sdcs_bench.sandbox.source import cache_dir as source_dir
-
-    interpreter = find_interpreter(workload.environment.python)
-    return {
-        "source": workload.source.to_dict(),
-        "source_dir": source_dir(results, workload.source).as_posix(),
-        "environment": workload.environment.to_dict(),
-        "interpreter": interpreter.to_dict(),
-        "environment_dir": env_dir(results, environment_key(workload.environment, interpreter)).as_posix(),
-    }
 
 
 def _validate_trials(trials: list[dict]) -> None:
@@ -311,9 +298,6 @@ def repo_records(trial: dict[str, Any]) -> tuple[str, str]:
     repo = trial["workload"].get("repo")
     if not repo:
         return "", ""
-    from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
-    from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
-
     return f"{repo['source_dir']}/{SOURCE_RECORD}", f"{repo['environment_dir']}/{ENV_RECORD}"
 
 

@@ -49,8 +49,31 @@ def _tree(workload: Workload, tmp: Path, name: str, patches: list[Path], *, skel
     return tree
 
 
+def _apply_problem(tree: Path, patch: Path) -> str | None:
+    """Why ``patch`` does not apply to ``tree`` (git's own words), or None when it does."""
+    proc = subprocess.run(["git", "apply", "--check", str(patch)], cwd=tree, capture_output=True, text=True)
+    return None if proc.returncode == 0 else " ".join(proc.stderr.split()) or f"git apply exited {proc.returncode}"
+
+
 def _applies(tree: Path, patch: Path) -> bool:
-    return subprocess.run(["git", "apply", "--check", str(patch)], cwd=tree, capture_output=True).returncode == 0
+    return _apply_problem(tree, patch) is None
+
+
+def _check_patches_apply(c: Checks, workload: Workload, tmp: Path) -> None:
+    """Each gold patch applies alone to the baseline (a real repository's pinned source), and all of
+    them apply one after another in the order listed: each failure names the requirement (bug) and
+    its ``gold`` file."""
+    base = _tree(workload, tmp, "apply-check", [])
+    what = "the pinned source" if workload.is_real_repo else "the baseline"
+    together = True
+    for r in workload.requirements:
+        shown = r.gold.relative_to(workload.root).as_posix()
+        problem = _apply_problem(base, r.gold)
+        c.expect(problem is None, f"{r.id}: its gold ({shown}) does not apply to {what}: {problem}")
+        if problem is None and together:
+            proc = subprocess.run(["git", "apply", str(r.gold)], cwd=base, capture_output=True, text=True)
+            together = c.expect(proc.returncode == 0, f"{r.id}: its gold ({shown}) does not apply after the golds "
+                                                      f"listed before it: {' '.join(proc.stderr.split())}")
 
 
 def _visible_tests_pass(workload: Workload, tree: Path, backend: Backend) -> bool:
@@ -141,9 +164,10 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
     for root in workload.secret_dirs():
         for path in sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
             c.expect(canary in path.read_text(errors="replace"), f"{path.relative_to(workload.root)} lacks the canary")
-    for root in (workload.baseline_dir, workload.root / "prompts"):
-        for path in (p for p in root.rglob("*") if p.is_file()):
-            shown = f"{root.name}/{path.relative_to(root)}"
+    visible = [workload.baseline_dir, workload.root / "prompts", *(workload.root / h.path for h in workload.hints)]
+    for root in (r for r in visible if r.exists()):
+        for path in (p for p in ([root] if root.is_file() else root.rglob("*")) if p.is_file()):
+            shown = f"{root.name}/{path.relative_to(root)}" if root.is_dir() else path.relative_to(workload.root).as_posix()
             c.expect(canary not in path.read_text(errors="replace"),
                      f"{shown} contains the canary: hidden content leaked into what agents see")
             c.expect(hashlib.sha256(path.read_bytes()).hexdigest() not in secret_hashes,
@@ -153,6 +177,10 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
 
     with tempfile.TemporaryDirectory(prefix="specsnap-validate-") as tmpdir:
         tmp = Path(tmpdir)
+        c.progress("patches")
+        _check_patches_apply(c, workload, tmp)
+        if c.failures:
+            return c
         c.progress("baseline")
         base = _tree(workload, tmp, "baseline", [])
         c.expect(_visible_tests_pass(workload, base, backend), "baseline: the visible tests do not pass")
@@ -163,7 +191,8 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
             c.expect(passed[t], f"baseline: hidden baseline test {t} fails")
         for r in reqs:
             for t in r.tests:
-                c.expect(not passed[t], f"baseline: {r.id} test {t} already passes")
+                c.expect(not passed[t], f"{r.id}: its test {t} (tests:) already passes on the pinned source, so it "
+                                        "finds no bug" if workload.is_real_repo else f"baseline: {r.id} test {t} already passes")
         c.expect(result["boundaries"]["violations"] == 0, f"baseline breaks wiring.yaml: {result['boundaries']['details']}")
 
         if workload.baseline_gold is not None:

@@ -1,7 +1,8 @@
 """A real repository's own Python environment: its interpreter and its pinned test dependencies.
 
-Built once per pin (a virtual environment under ``<results>/_cache/envs/<key>/``, the key a hash of
-the interpreter's exact version and path and of the install steps) and reused by every trial: the
+Built once per pin (a virtual environment, which the pipeline keeps under ``<results>/_cache/envs/<key>/``,
+the key a hash of the interpreter's exact version and path and of the install steps) and reused by
+every trial: the
 agent's sessions run with its ``bin/`` first on PATH, and the scorer runs the hidden tests with its
 interpreter. The code under test is never installed into it (it is imported from the sandbox or the
 scoring copy), so one environment serves every sandbox.
@@ -103,10 +104,6 @@ def environment_key(spec: EnvironmentSpec, interpreter: Interpreter) -> str:
     return hashlib.sha256(data.encode()).hexdigest()[:20]
 
 
-def cache_dir(results: Path, key: str) -> Path:
-    return Path(results) / "_cache" / "envs" / key
-
-
 def venv_python(env_dir: Path) -> Path:
     return Path(env_dir) / "venv" / "bin" / "python"
 
@@ -122,7 +119,7 @@ def _run(argv: list[str], env: dict[str, str], what: str) -> str:
 def build_environment(spec: EnvironmentSpec, interpreter: Interpreter, env_dir: Path) -> dict[str, Any]:
     """Build the environment in ``env_dir`` unless it is complete (``env.json`` is written last);
     concurrent builders of one key wait for each other."""
-    env_dir = Path(env_dir).absolute()
+    env_dir = Path(env_dir).resolve()  # one spelling: what the venv records is what sandboxes bind
     env_dir.mkdir(parents=True, exist_ok=True)
     with open(env_dir / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -35,7 +35,9 @@ def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
         raise SpecSnapError(f"{dest} already exists and is not an empty directory; choose a new --dest")
     shutil.copytree(workload.baseline_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     # Generators read the packages where they are imported from (``src/`` in a src layout).
-    for path, text in arm.render(dest / workload.import_root, workload.id, list(workload.packages)).items():
+    files = arm.for_workload(workload.id, workload.root).render(dest / workload.import_root, workload.id,
+                                                                list(workload.packages))
+    for path, text in files.items():
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)

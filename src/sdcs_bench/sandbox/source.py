@@ -9,8 +9,9 @@ A pin is data in the repository's ``workload.yaml`` (docs/real_repos.md):
 - ``{kind: git, url, commit}``: a repository cloned and checked out at one full commit id, whose
   tree is archived; the commit id is the hash.
 
-The fetched archive is kept under ``<results>/_cache/sources/<key>/`` (the key is the pin's hash),
-shared by every study and trial that uses the pin, and unpacked beside it.
+The fetched archive is kept in a directory of its own (the pipeline's is
+``<results>/_cache/sources/<pin>/``, shared by every study and trial that uses the pin), and unpacked
+beside it.
 """
 
 from __future__ import annotations
@@ -37,16 +38,32 @@ INDEX_URL = "https://pypi.org/simple"  # the package index (SPECSNAP_INDEX_URL o
 RECORD = "source.json"
 
 
-def cache_dir(results: Path, pin: SourcePin) -> Path:
-    return Path(results) / "_cache" / "sources" / pin.key
-
-
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def download_cache() -> Path:
+    """Verified archives kept across result directories and fresh checkouts (a CI machine
+    downloads each pin once): ``$SPECSNAP_DOWNLOAD_CACHE``, else ``~/.cache/specsnap/downloads``,
+    one directory per SHA-256. An archive taken from it is verified again like a download."""
+    return Path(os.environ.get("SPECSNAP_DOWNLOAD_CACHE") or Path.home() / ".cache" / "specsnap" / "downloads")
+
+
+def _keep(archive: Path, kept: Path) -> None:
+    """Copy a verified archive into the download cache (best effort: a read-only or full cache only
+    means downloading again next time)."""
+    if kept.is_file():
+        return
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_path(kept) as tmp:
+            shutil.copyfile(archive, tmp)
+    except OSError:
+        pass
 
 
 def _index_url() -> str:
@@ -125,6 +142,27 @@ def _unpack(archive: Path, dest: Path, strip_top: bool) -> None:
         root.rename(dest)
 
 
+def _sdist(pin: SourcePin, source_dir: Path) -> tuple[Path, str]:
+    """The pin's sdist in ``source_dir``, verified: taken from the download cache when it holds it
+    (no network), else downloaded from the URL the index lists for its SHA-256 and then kept."""
+    kept = [p for p in sorted((download_cache() / pin.sha256).glob(f"{pin.name}-*"))
+            if p.is_file() and sha256_file(p) == pin.sha256]
+    if kept:
+        archive = source_dir / kept[0].name
+        shutil.copyfile(kept[0], archive)
+        return archive, kept[0].as_uri()
+    filename, url = _sdist_url(pin)
+    archive = source_dir / filename
+    _download(url, archive)
+    got = sha256_file(archive)
+    if got != pin.sha256:
+        archive.unlink(missing_ok=True)
+        raise SpecSnapError(f"source {pin.describe()}: {filename} downloaded from {url} has SHA-256 {got}, "
+                            f"not the pinned {pin.sha256}; nothing was kept")
+    _keep(archive, download_cache() / pin.sha256 / filename)
+    return archive, url
+
+
 def fetch_source(pin: SourcePin, source_dir: Path) -> dict[str, Any]:
     """Fetch ``pin`` into ``source_dir`` unless a verified copy is there; return its record
     (written last, as ``source.json``: its presence means the source is complete)."""
@@ -138,15 +176,7 @@ def fetch_source(pin: SourcePin, source_dir: Path) -> dict[str, Any]:
             return record
     source_dir.mkdir(parents=True, exist_ok=True)
     if pin.kind == "sdist":
-        filename, url = _sdist_url(pin)
-        archive = source_dir / filename
-        if not archive.is_file() or sha256_file(archive) != pin.sha256:
-            _download(url, archive)
-        got = sha256_file(archive)
-        if got != pin.sha256:
-            archive.unlink(missing_ok=True)
-            raise SpecSnapError(f"source {pin.describe()}: {filename} downloaded from {url} has SHA-256 {got}, "
-                                f"not the pinned {pin.sha256}; nothing was kept")
+        archive, url = _sdist(pin, source_dir)
     else:
         archive = source_dir / f"{pin.name}-{pin.commit[:12]}.tar"
         _git_archive(pin, archive)
@@ -170,20 +200,3 @@ def verified_tree(pin: SourcePin, source_dir: Path) -> Path:
         raise SpecSnapError(f"source {pin.describe()}: the cached archive has SHA-256 {record.get('sha256')}, "
                             "not the pin's; remove the cache directory and fetch again")
     return source_tree(source_dir)
-
-
-def prepare_workload(workload, results: Path):
-    """A real repository workload ready to use outside the pipeline (validation, scaffolding or
-    scoring by hand): its source fetched and verified, its environment built, both cached under
-    ``results/_cache`` exactly where the pipeline's rules put them. Other workloads as they are."""
-    from sdcs_bench.sandbox.environment import build_environment, cache_dir as env_cache_dir, environment_key, \
-        find_interpreter
-
-    if not workload.is_real_repo:
-        return workload
-    source_dir = cache_dir(results, workload.source)
-    fetch_source(workload.source, source_dir)
-    interpreter = find_interpreter(workload.environment.python)
-    env_dir = env_cache_dir(results, environment_key(workload.environment, interpreter))
-    build_environment(workload.environment, interpreter, env_dir)
-    return workload.with_source(verified_tree(workload.source, source_dir), env_dir)

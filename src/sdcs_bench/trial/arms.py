@@ -1,16 +1,18 @@
 """Arms: the files placed in the sandbox before session 1, and nothing else (docs/protocol.md).
 
 An arm file is inline ``text``, one or more ``source`` files of the project (concatenated), or the output of a named
-``generator`` run on the scaffolded baseline. A ``source`` may also be a mapping from workload id to
-file(s): a text written for each workload (a real repository's hand-written backlog); such an arm
-runs only on the workloads it names. Texts may say ``{notes_cap_tokens}``: the arm's
+``generator`` run on the scaffolded baseline. ``source: {workload: PATH}`` takes the file at PATH in
+the workload's own directory (a real repository's hint files: a partial AGENTS.md, a hand-written
+backlog), so one arm serves every repository that has the file, and a repository added later
+needs no change to the arm; such an arm runs only on workloads that have it. Texts may say
+``{notes_cap_tokens}``: the arm's
 notes cap for the workload at hand (``notes_cap_tokens`` is a number, or a mapping from
 workload id to number with an optional ``default``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ class ArmFile:
     text: str | None = None  # None for generated files
     generator: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
-    by_workload: dict[str, str] | None = None  # workload id -> text, for a text written per workload
+    workload_file: str | None = None  # a file of the workload's own directory, read per workload
 
 
 @dataclass(frozen=True)
@@ -49,12 +51,11 @@ class Arm:
                 continue
             if "text" in raw:
                 text = raw["text"]
-            elif isinstance(raw.get("texts"), dict):  # per-workload texts, already read
-                files.append(ArmFile(raw["path"], by_workload={str(w): str(t) for w, t in raw["texts"].items()}))
-                continue
             elif isinstance(raw.get("source"), dict):
-                files.append(ArmFile(raw["path"], by_workload={str(w): _read_sources(src, where)
-                                                               for w, src in raw["source"].items()}))
+                if set(raw["source"]) != {"workload"} or not isinstance(raw["source"]["workload"], str):
+                    raise SpecSnapError(f"{where}: a source mapping is {{workload: PATH}}, a file of the workload's "
+                                        f"own directory (got {raw['source']!r})")
+                files.append(ArmFile(raw["path"], workload_file=raw["source"]["workload"]))
                 continue
             elif "source" in raw:
                 text = _read_sources(raw["source"], where)
@@ -71,22 +72,31 @@ class Arm:
             notes_caps=cfg.get("notes_cap_tokens"),
         )
 
-    def to_config(self, workload_id: str | None = None) -> dict[str, Any]:
-        """The arm resolved for ``workload_id``: every file's text read (``source`` files included), so
-        whatever reads it later (a pipeline stage) needs no project file beside it."""
+    def for_workload(self, workload_id: str, workload_root: Path) -> Arm:
+        """This arm with the files it takes from the workload's own directory read (one clear error
+        when the workload does not have one)."""
+        files = []
+        for f in self.files:
+            if f.workload_file is not None:
+                path = Path(workload_root) / f.workload_file
+                if not path.is_file():
+                    raise SpecSnapError(f"arm {self.name}: file {f.path} is the workload's own {f.workload_file}, "
+                                        f"which workload {workload_id} does not have; the arm runs only on "
+                                        "workloads that provide it")
+                f = ArmFile(f.path, text=path.read_text())
+            files.append(f)
+        return replace(self, files=tuple(files))
+
+    def to_config(self) -> dict[str, Any]:
+        """The arm with every file's text read (``source`` files included; call ``for_workload``
+        first for files of the workload's own), so whatever reads it later (a pipeline stage) needs
+        no project file beside it."""
         files = []
         for f in self.files:
             if f.generator:
                 files.append({"path": f.path, "generator": f.generator, "options": dict(f.options)})
-            elif f.by_workload is not None:
-                if workload_id is None:
-                    files.append({"path": f.path, "texts": dict(f.by_workload)})
-                    continue
-                if workload_id not in f.by_workload:
-                    raise SpecSnapError(f"arm {self.name}: file {f.path} is written for the workloads "
-                                        f"{', '.join(sorted(f.by_workload))}, not {workload_id}",
-                                        sorted(f.by_workload))
-                files.append({"path": f.path, "text": f.by_workload[workload_id]})
+            elif f.workload_file is not None:
+                files.append({"path": f.path, "source": {"workload": f.workload_file}})
             else:
                 files.append({"path": f.path, "text": f.text})
         return {"name": self.name, "description": self.description, "files": files,
@@ -106,9 +116,9 @@ class Arm:
         for f in self.files:
             if f.generator is not None:
                 out[f.path] = generate(f.generator, tree, packages, f.options)
-            elif f.by_workload is not None:
-                if workload_id in f.by_workload:
-                    out[f.path] = f.by_workload[workload_id]
+            elif f.workload_file is not None:
+                raise SpecSnapError(f"arm {self.name}: file {f.path} comes from the workload's directory; "
+                                    "resolve the arm with for_workload() first")
             else:
                 out[f.path] = f.text.replace("{notes_cap_tokens}", str(cap)) if cap is not None else f.text
         return out

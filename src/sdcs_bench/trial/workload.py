@@ -78,6 +78,7 @@ class Requirement:
     wave: int = 1
     upstream: str = ""  # a real repository's bug: where it was reported and fixed upstream
     fixed_in: str = ""
+    area: str = ""  # a real repository's bug: the part of the code it sits in, as a hint would name it
     # A later prompt may amend the requirement in place (tier 4): the gold is then the amended
     # form, and ``superseded_gold`` implements the original text, which the hidden tests reject.
     amendment: str | None = None
@@ -105,6 +106,17 @@ class Defect:
 
     def patch_for(self, version: str) -> Path:
         return self.marked_patch if version == "v1" else self.patch
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A real repository's hint file (a partial AGENTS.md, a hand-written ``state.md`` backlog) that an
+    arm may place in the sandbox, and the bugs whose areas it names (what the hint-following
+    reference policy can know from it)."""
+
+    path: str  # relative to the workload's directory
+    text: str
+    names: tuple[str, ...]  # bug ids
 
 
 @dataclass(frozen=True)
@@ -143,6 +155,7 @@ class Workload:
     gold_dirname: str = "gold"
     wiring_file: str = "baseline/wiring.yaml"
     predictions: tuple[tuple[str, int], ...] = ()  # (arm, bugs predicted resolved before the run)
+    hints: tuple[Hint, ...] = ()
 
     @property
     def is_real_repo(self) -> bool:
@@ -172,6 +185,9 @@ class Workload:
 
     def predicted(self, arm: str) -> int | None:
         return dict(self.predictions).get(arm)
+
+    def hint(self, path: str) -> Hint | None:
+        return next((h for h in self.hints if h.path == path), None)
 
     def requirement(self, req_id: str) -> Requirement:
         for req in self.requirements:
@@ -297,8 +313,11 @@ def _parse_workload(root: Path) -> Workload:
     schedule = tuple(_parse_session(root, s) for s in need("schedule"))
     source = SourcePin.from_config(meta["source"], str(meta_path)) if meta.get("source") else None
     raw_reqs = _listed(root, need("requirements"), meta_path, "requirements")
-    requirements = (_parse_bugs(root, raw_reqs, meta) if source is not None
-                    else _parse_requirements(root, raw_reqs, schedule, meta_path))
+    if source is not None:
+        _check_schema(raw_reqs, _bugs_path(root, meta, meta_path), "#/$defs/bugs")
+        requirements = _parse_bugs(root, raw_reqs, meta)
+    else:
+        requirements = _parse_requirements(root, raw_reqs, schedule, meta_path)
     hidden = need("hidden")
     excluded = _listed(root, meta.get("excluded_tests") or [], meta_path, "excluded_tests")
     workload = Workload(
@@ -330,7 +349,9 @@ def _parse_workload(root: Path) -> Workload:
         pytest_plugins=tuple(meta.get("pytest_plugins") or ()),
         gold_dirname=meta.get("gold_dir", "gold"),
         wiring_file=meta.get("wiring", "baseline/wiring.yaml"),
-        predictions=tuple((str(k), int(v)) for k, v in (meta.get("predictions") or {}).items()),
+        predictions=tuple((str(k), int(v)) for k, v in (meta.get("predicted_resolved") or {}).items()),
+        hints=tuple(_parse_hint(root, path, raw, {str(r["id"]) for r in raw_reqs}, meta_path)
+                    for path, raw in (meta.get("hints") or {}).items()),
     )
     if source is not None and workload.environment is None:
         raise SpecSnapError(f"{meta_path}: a workload with a source needs 'environment:' (its Python and test pins)")
@@ -398,6 +419,23 @@ def _parse_requirements(root: Path, raw_reqs: list, schedule: tuple[SessionSpec,
     return tuple(requirements)
 
 
+def _bugs_path(root: Path, meta: dict, meta_path: Path) -> Path:
+    """Where the bug list is written (its own file, or workload.yaml itself), for error messages."""
+    listed = meta.get("requirements")
+    return root / listed["file"] if isinstance(listed, dict) else meta_path
+
+
+def _parse_hint(root: Path, path: str, raw: dict, bug_ids: set[str], meta_path: Path) -> Hint:
+    where = f"{meta_path.parent.name}/workload.yaml: hints: {path}"
+    if not (root / path).is_file():
+        raise SpecSnapError(f"{where}: the file does not exist")
+    unknown_ids = sorted(set(map(str, raw.get("names") or ())) - bug_ids)
+    if unknown_ids:
+        raise SpecSnapError(f"{where}: names {', '.join(unknown_ids)}, which are not bugs of this workload",
+                            sorted(bug_ids))
+    return Hint(path, (root / path).read_text(), tuple(map(str, raw.get("names") or ())))
+
+
 def _parse_bugs(root: Path, raw_bugs: list, meta: dict) -> tuple[Requirement, ...]:
     """A real repository's hidden bugs: requirements no prompt states (the agent must find them),
     each with its hidden tests and a reference fix."""
@@ -409,24 +447,30 @@ def _parse_bugs(root: Path, raw_bugs: list, meta: dict) -> tuple[Requirement, ..
             summary=str(raw["behaviour"]), from_summary=None,
             text=f"{raw['id']} ({raw.get('area', package)}): {raw['behaviour']}",
             upstream=" / ".join(str(raw[k]) for k in ("upstream", "fix") if raw.get(k)),
-            fixed_in=str(raw.get("fixed_in", "")),
+            fixed_in=str(raw.get("fixed_in", "")), area=str(raw.get("area", "")),
         )
         for raw in raw_bugs
     )
 
 
-def _check_schema(meta: dict, meta_path: Path) -> None:
-    """workload.yaml against ``workflow/schemas/workload.schema.yaml``: the first problem, in one
-    line naming the file and the key, before any of it is used."""
+def _check_schema(meta: Any, meta_path: Path, ref: str | None = None) -> None:
+    """workload.yaml (or, with ``ref``, a file it lists, such as a real repository's bug list)
+    against ``workflow/schemas/workload.schema.yaml``: the first problem, in one line naming the
+    file and the key, before any of it is used."""
     import jsonschema
 
     from sdcs_bench.trial.config import _shown, read_yaml
 
     schema = read_yaml(project_root() / "workflow" / "schemas" / "workload.schema.yaml")
+    if ref is not None:
+        schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": ref}
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(meta))
     if error is not None:
-        where = "/".join(map(str, error.absolute_path)) or "(top level)"
-        raise SpecSnapError(f"{_shown(meta_path)}: invalid at {where}: {error.message}")
+        path = list(error.absolute_path)
+        where = "/".join(map(str, path)) or "(top level)"
+        if ref is not None and path and isinstance(path[0], int) and isinstance(meta[path[0]], dict):
+            where = f"entry {path[0] + 1} (id {meta[path[0]].get('id', '?')!r}) " + "/".join(map(str, path[1:]))
+        raise SpecSnapError(f"{_shown(meta_path)}: invalid at {where.strip()}: {error.message}")
 
 
 def _check_files(workload: Workload, meta_path: Path) -> None:
