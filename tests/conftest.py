@@ -10,6 +10,8 @@ import shutil
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+# Test inputs that are themselves repositories with tests (tests/fixtures/own_repo): data, not tests.
+collect_ignore = ["fixtures"]
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -198,29 +198,18 @@ def test_click_pin_and_environment(click):
     assert (click.baseline_dir / "src" / "click" / "core.py").is_file()
 
 
-@pytest.mark.parametrize("tree", ["baseline", "gold"])
-def test_click_hidden_bugs_fail_on_the_pin_and_pass_with_the_fixes(click, tree, tmp_path, backend):
+def test_click_fixes_pass_on_every_backend(click, tmp_path, backend):
+    """The repository's own environment is readable from each sandbox backend; its whole suite and
+    every hidden bug test pass with all fixes, untampered, the library's tests twinned too
+    (`validate-workload click` checks each fix alone and the pinned source)."""
     from sdcs_bench.pipeline.validate import _tree
     from sdcs_bench.scoring.scorer import evaluate_tree
 
-    patched = _tree(click, tmp_path, tree, [b.gold for b in click.requirements] if tree == "gold" else [])
-    result = evaluate_tree(click, patched, backend)
+    result = evaluate_tree(click, _tree(click, tmp_path, "gold", [b.gold for b in click.requirements]), backend)
     assert not result["tampered"], result["tamper_evidence"][:5]
-    assert result["sentinels"]["failing_twins"] > 200  # the library's own tests are twinned too
+    assert result["sentinels"]["failing_twins"] > 200
     assert all(result["passed"][t] for t in click.baseline_tests)
-    bug_tests = [t for b in click.requirements for t in b.tests]
-    assert all(result["passed"][t] is (tree == "gold") for t in bug_tests)
-
-
-def test_click_one_fix_resolves_exactly_its_bug(click, tmp_path):
-    from sdcs_bench.pipeline.validate import _tree
-    from sdcs_bench.sandbox import make_backend
-    from sdcs_bench.scoring.scorer import evaluate_tree
-
-    bug = click.requirement("CLICK-3360")  # write_usage writes only a newline
-    result = evaluate_tree(click, _tree(click, tmp_path, "one", [bug.gold]), make_backend("auto"))
-    resolved = {b.id for b in click.requirements if all(result["passed"][t] for t in b.tests)}
-    assert resolved == {"CLICK-3360"} and all(result["passed"][t] for t in click.baseline_tests)
+    assert all(result["passed"][t] for b in click.requirements for t in b.tests)
 
 
 def test_click_agent_runs_with_the_repositorys_python(click, tmp_path):
@@ -239,14 +228,16 @@ def test_click_agent_runs_with_the_repositorys_python(click, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skip(reason="the pipeline's source and environment rules are not written yet (issue 12)")
+@pytest.mark.pipeline
 def test_real_repos_study_on_click_lands_on_closed_forms(tmp_path):
-    """The pipeline end to end: source and environment rules, sessions in the repository's
-    environment, scoring; every reference trial on its closed form."""
+    """The real_repos study on click end to end (the README's "Add your own repository" test covers
+    the same path on a tiny repository in the default run): sessions in the repository's own
+    environment, scoring there, every reference trial on its closed form."""
     results = tmp_path / "results"
     results.mkdir()
     (results / "_cache").symlink_to(ROOT / "results" / "_cache", target_is_directory=True)
-    overrides = json.dumps(["workload=[click]", "arm=[Vanilla,Repo_Backlog]", "agent=[ref_oracle,ref_null]"])
+    overrides = json.dumps(["workload=[click]", "arm=[Vanilla,Repo_Backlog]",
+                            "agent=[ref_oracle,ref_null,ref_hint_follower]"])
     proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--config", "study=real_repos",
                            f"results={results}", f"overrides={overrides}", "name=rr"],
                           cwd=ROOT, capture_output=True, text=True)
@@ -254,6 +245,8 @@ def test_real_repos_study_on_click_lands_on_closed_forms(tmp_path):
     board = json.loads((results / "rr" / "leaderboard.json").read_text())
     rows = {(r["arm"], r["agent"]): r for r in board["rows"]}
     assert rows[("Vanilla", "ref_oracle")]["net"] == 13 and rows[("Vanilla", "ref_null")]["net"] == 0
+    assert rows[("Repo_Backlog", "ref_hint_follower")]["net"] == 8
+    assert rows[("Repo_Backlog", "ref_oracle")]["predicted_resolved"] == 5
     assert all(r["matches_expected"] for r in board["rows"])
 
 
@@ -261,3 +254,84 @@ def test_validate_workload_rejects_a_non_repository_for_fetch_source():
     result = specsnap("fetch-source", "tier_2")
     assert result.returncode == 2 and "tier_2 is not a real repository" in result.stderr
     assert "click" in result.stderr and "isort" in result.stderr
+
+
+# -- arms, hints and the reference policies' closed forms (no source needed) -------------------------
+@pytest.mark.parametrize("wid,arm_name,agent,resolved", [
+    ("click", "Vanilla", "ref_oracle", 13), ("click", "Vanilla", "ref_null", 0),
+    ("click", "Vanilla", "ref_hint_follower", 0),
+    # the hand-written backlog names 6 areas holding 8 of the 13 bugs; the partial hint names modules only
+    ("click", "Repo_Backlog", "ref_hint_follower", 8), ("click", "Repo_Hinted", "ref_hint_follower", 0),
+    ("click", "Tuned_Reference", "ref_hint_follower", 0),
+    ("isort", "Repo_Backlog", "ref_hint_follower", 7), ("isort", "Repo_Backlog", "ref_oracle", 11),
+    ("isort", "State_MD_Only", "ref_null", 0),
+])
+def test_reference_policies_have_closed_forms_on_real_repositories(wid, arm_name, agent, resolved):
+    from conftest import arm
+    from sdcs_bench.agents.expectations import expected_reference_score
+    from sdcs_bench.trial import config
+
+    wl = load_workload(wid)
+    exp = expected_reference_score(wl, arm(arm_name), config.entity("agent", agent), {"name": "none"})
+    assert exp["net"] == resolved
+    hinted = {b for h in wl.hints if h.path == "hints/backlog_state.md" for b in h.names}
+    if agent == "ref_hint_follower" and arm_name == "Repo_Backlog":
+        assert {b for b, ok in exp["requirements"].items() if ok} == hinted
+
+
+def test_an_arm_takes_a_file_from_the_workloads_own_directory(tmp_path):
+    """Repo_Backlog's state.md is each repository's own hints/backlog_state.md: no arm edit for a new
+    repository, and one clear error on a workload that has no such file."""
+    from conftest import arm
+
+    backlog = arm("Repo_Backlog")
+    for wid in ("click", "isort"):
+        wl = load_workload(wid)
+        files = {f["path"]: f["text"] for f in backlog.for_workload(wid, wl.root).to_config()["files"]}
+        assert files["state.md"] == (wl.root / "hints" / "backlog_state.md").read_text()
+    tier2 = load_workload("tier_2")
+    with pytest.raises(SpecSnapError, match="file state.md is the workload's own hints/backlog_state.md, which "
+                                            "workload tier_2 does not have"):
+        backlog.for_workload("tier_2", tier2.root)
+
+
+def test_an_arm_source_mapping_other_than_workload_is_refused():
+    from sdcs_bench.trial.arms import Arm
+
+    with pytest.raises(SpecSnapError, match=r"a source mapping is \{workload: PATH\}"):
+        Arm.from_config({"name": "X", "files": [{"path": "state.md", "source": {"click": "a.md"}}]})
+
+
+def test_a_hint_naming_an_unknown_bug_is_refused(tmp_path):
+    from sdcs_bench.trial.workload import load_workload_dir
+
+    wl = load_workload("click")
+    copy = tmp_path / "click"
+    import shutil
+
+    shutil.copytree(wl.root, copy)
+    meta = copy / "workload.yaml"
+    meta.write_text(meta.read_text().replace("names: [CLICK-2294,", "names: [CLICK-9999, CLICK-2294,"))
+    with pytest.raises(SpecSnapError, match="hints: hints/backlog_state.md: names CLICK-9999, which are not bugs"):
+        load_workload_dir(copy)
+
+
+def test_the_leaderboard_divides_by_the_same_agents_vanilla_row():
+    import pandas as pd
+
+    from sdcs_bench.pipeline.aggregate import leaderboard
+
+    def row(arm, agent, raw, tokens):
+        return {"trial": f"click__{arm}__{agent}", "workload": "click", "arm": arm, "agent": agent,
+                "agent_kind": "model", "variant": "none", "family": "real_repo", "valid": True, "tampered": False,
+                "tamper_evidence": "", "n_requirements": 13, "expected_net": None, "matches_expected": None,
+                "poison_survived": "", "raw": raw, "net": raw, "tes": raw, "tokens": tokens, "turns": 10,
+                "baseline_ok": True, "s1_edit_survived": None, "predicted_resolved": {"Vanilla": 1}.get(arm, 3)}
+
+    board = leaderboard(pd.DataFrame([row("Vanilla", "a", 1, 1000), row("State_MD_Only", "a", 2, 3100),
+                                      row("Vanilla", "b", 0, 500), row("State_MD_Only", "b", 1, 500)]))
+    got = {(r.arm, r.agent): (r.tokens_vs_vanilla, r.resolved_vs_vanilla) for r in board.itertuples()}
+    assert got[("State_MD_Only", "a")] == (3.1, 2.0) and got[("Vanilla", "a")] == (1.0, 1.0)
+    ratio_b = got[("State_MD_Only", "b")]
+    assert ratio_b[0] == 1.0 and pd.isna(ratio_b[1])  # Vanilla resolved none: no ratio, not infinity
+    assert list(board["predicted_resolved"]) == [3, 3, 1, 1]  # rows sorted by arm, then agent

@@ -162,3 +162,25 @@ def test_evaluate_sandbox_refuses_a_directory_that_is_not_a_sandbox(tmp_path):
     assert result.returncode == 2
     assert "not a SpecSnap sandbox" in result.stderr and "scaffold-sandbox" in result.stderr
     assert not out.exists()
+
+
+def test_no_planted_name_is_left_out_with_a_deselected_test(tmp_path):
+    """pytest's --deselect matches node ids by prefix: a test the run leaves out (a real repository's
+    excluded test) must never take a renamed test or a twin with it, or that twin is "never
+    reported" and an honest run reads as tampered."""
+    import random
+
+    from sdcs_bench.scoring.sentinels import SentinelSettings, plant
+
+    words = ["chain", "args", "opts"]
+    module = "\n\n".join(f"def test_{a}_{b}():\n    assert {i} == {i}\n"
+                         for i, (a, b) in enumerate((a, b) for a in words for b in words if a != b))
+    for seed in range(200):
+        tree = tmp_path / str(seed)
+        tree.mkdir()
+        (tree / "test_m.py").write_text(module)
+        planted, renamed = plant(tree, "h", SentinelSettings(1.0, 1.0, 0), random.Random(seed),
+                                 untwinned=frozenset({"h/test_m.py::test_chain_args"}))
+        left_out = renamed["h/test_m.py::test_chain_args"]
+        others = [n for n in [*renamed.values(), *(s.nodeid for s in planted)] if n != left_out]
+        assert not [n for n in others if n.startswith(left_out)], (seed, left_out)

@@ -200,8 +200,9 @@ def _versus_vanilla(board: pd.DataFrame) -> pd.DataFrame:
     original study reported its repository runs; empty where there is no Vanilla row or its value
     is 0 (a reference policy spends no tokens)."""
     keys = ["workload", "agent", "agent_kind", "variant"]
-    vanilla = board[board["arm"] == "Vanilla"].set_index(keys)[["tokens", "raw"]]
-    joined = board.join(vanilla, on=keys, rsuffix="_vanilla")
+    vanilla = board.loc[board["arm"] == "Vanilla", [*keys, "tokens", "raw"]]
+    joined = board.merge(vanilla.rename(columns={"tokens": "tokens_vanilla", "raw": "raw_vanilla"}), on=keys,
+                         how="left")
 
     def ratio(num: str, den: str) -> pd.Series:
         den_values = joined[den].where(joined[den] > 0)

@@ -132,6 +132,7 @@ def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s
     argv = [
         python, "-I", "-B", "-m", "pytest", "-c", "pytest.ini", "--rootdir", ".",
         "-p", "no:cacheprovider", *plugins, f"--import-mode={workload.import_mode}", "-o", "addopts=", "-q",
+        "--tb=line",  # a failure costs one line, not a formatted traceback (twins fail by design)
         f"--junitxml={junit}", *(arg for nid in deselect for arg in ("--deselect", nid)), HIDDEN_PREFIX,
     ]
     try:

@@ -126,16 +126,25 @@ def _changed_literal(node: ast.Constant, text: str, rng: random.Random) -> str:
     return f"{prefix}{quote}{body}{extra}{quote}"
 
 
-def _name(vocabulary: list[str], taken: set[str], rng: random.Random) -> str:
-    """A new test name made of the module's own test-name words."""
+def _name(vocabulary: list[str], taken: set[str], rng: random.Random, deselected: set[str],
+          for_deselected: bool = False) -> str:
+    """A new test name made of the module's own test-name words. pytest's ``--deselect`` matches
+    node ids by prefix, so no name may start with a name in ``deselected`` (the new names of the
+    tests this run leaves out), and the name of a test to be left out may not be the start of a
+    name already taken."""
     for attempt in range(10_000):
         words = rng.sample(vocabulary, k=min(len(vocabulary), rng.randint(2, 4)))
         if len(words) < 2 or attempt > 50:
             words.append(str(rng.randint(2, 99)))
         name = "test_" + "_".join(words)
-        if name not in taken:
-            taken.add(name)
-            return name
+        if name in taken or any(name.startswith(d) for d in deselected):
+            continue
+        if for_deselected and any(t.startswith(name) for t in taken):
+            continue
+        taken.add(name)
+        if for_deselected:
+            deselected.add(name)
+        return name
     raise RuntimeError("no free test name")  # pragma: no cover
 
 
@@ -199,16 +208,17 @@ def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
         edits: list[tuple[int, int, str]] = []  # (first line, last line, replacement text), 1-based
         mine, module_renames = [], {}
         rel = f"{rel_root}/{path.relative_to(hidden).as_posix()}"
+        deselected: set[str] = set()  # new names of the tests the run leaves out (by prefix)
         for classes, func, _ in tests:
             first = (func.decorator_list[0].lineno if func.decorator_list else func.lineno)
-            new_name = _name(vocabulary, taken, rng)
             original_id = "::".join([rel, *classes, func.name])
+            twins = original_id not in untwinned
+            new_name = _name(vocabulary, taken, rng, deselected, for_deselected=not twins)
             new_id = "::".join([rel, *classes, new_name])
             module_renames[original_id] = new_id
             blocks = [_twin_text(source, lines, func, new_name, None, rng)[0]]
-            twins = original_id not in untwinned
             if twins and id(func) in same:  # right after its original: the same state as the original saw
-                name = _name(vocabulary, taken, rng)
+                name = _name(vocabulary, taken, rng, deselected)
                 blocks.append(_twin_text(source, lines, func, name, None, rng)[0])
                 mine.append(Sentinel("::".join([rel, *classes, name]), "same_twin", new_id, "", original_id))
             if twins and id(func) in failing:
@@ -217,7 +227,7 @@ def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
                 # (which an object equal to everything survives) otherwise
                 change = rng.choice([c for c in choices if c[0] == "literal" and isinstance(c[1].value, int)]
                                     or choices)
-                name = _name(vocabulary, taken, rng)
+                name = _name(vocabulary, taken, rng, deselected)
                 text, said = _twin_text(source, lines, func, name, change, rng)
                 blocks.insert(rng.randrange(len(blocks) + 1), text)
                 mine.append(Sentinel("::".join([rel, *classes, name]), "failing_twin", new_id, said, original_id))
