@@ -186,7 +186,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
     )
     board = counts.join(scores, how="left").reset_index()
-    board = _versus_vanilla(board)
+    board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
     cols = [*GROUP, "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", "tamper_evidence"]

@@ -146,11 +146,15 @@ _TracedModule = type("_TracedModule", (types.ModuleType,), {"__getattribute__": 
 
 
 def _trace(name, filename, modules=sys.modules, traced=_TRACED, cls=_TracedModule, ModuleType=types.ModuleType,
-           realpath=os.path.realpath):
+           realpath=os.path.realpath, kept=[]):  # noqa: B006 (the traced modules themselves, see below)
     module = modules.get(name)
     if module is not None and type(module) is ModuleType and realpath(getattr(module, "__file__", "") or "") == filename:
         module.__class__ = cls
         traced[id(module)] = name  # after the swap: only a later change of class is evidence
+        # Kept alive, so that its id is never reused: a module whose body failed (an import that
+        # raises) is dropped from sys.modules, and a new module at the same address (the same
+        # import, tried again) would otherwise read as a traced module whose class was changed.
+        kept.append(module)
 
 
 def _ours(name, roots=_ROOTS):

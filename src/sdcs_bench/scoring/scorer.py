@@ -242,8 +242,18 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
         all_ids = list(workload.baseline_tests) + [t for r in workload.requirements for t in r.tests]
         passed = {nid: counted and verdicts.get(as_run(nid), False) for nid in all_ids}
         own_name = {new: old for old, new in renamed.items()}
-        run["reported"] = sorted(junit_key(own_name[b].removeprefix(f"{HIDDEN_PREFIX}/") + sep + p)
-                                 for b, sep, p in (n.partition("[") for n in verdicts) if b in own_name)
+        own_method = {(old.split("::")[0], new.split("::")[-1]): old.split("::")[-1]
+                      for old, new in renamed.items() if old.count("::") > 1}
+
+        def own(base: str) -> str | None:  # a reported test's own node id (None: a sentinel twin)
+            if base in own_name:
+                return own_name[base]
+            parts = base.split("::")  # a method a class inherits, reported under the subclass
+            method = own_method.get((parts[0], parts[-1])) if len(parts) > 2 else None
+            return "::".join([*parts[:-1], method]) if method else None
+
+        run["reported"] = sorted(junit_key(own(b).removeprefix(f"{HIDDEN_PREFIX}/") + sep + p)
+                                 for b, sep, p in (n.partition("[") for n in verdicts) if own(b))
         found = scan_source(copy, workload)
         dynamic = [(a, b) for a, b, _ in stream.edges] + found["edges"]
         boundary = check_boundaries(copy / workload.import_root, load_wiring(workload.wiring_path), dynamic)
