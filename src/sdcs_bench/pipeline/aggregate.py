@@ -169,8 +169,11 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     never saw) measured something other than the protocol, so it is counted in ``invalid`` and
     kept out of every mean. A *tampered* trial (the code under test forged its verdicts) is the
     agent's doing: it scores zero, counts in every mean, and is counted in ``tampered``."""
-    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool),
-                                   tampered=scorecards.get("tampered", pd.Series(False, index=scorecards.index)).astype(bool))
+    # Columns later versions added: a scorecards table written before them still aggregates.
+    missing = {"tampered": False, "family": "synthetic", "predicted_resolved": float("nan"),
+               "turns": float("nan"), "baseline_ok": float("nan")}
+    scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
+    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
         trials=("trial", "count"), invalid=("valid", lambda v: int((~v).sum())),
         tampered=("tampered", lambda v: int(v.sum())),
