@@ -82,7 +82,7 @@ def expected_reference_score(
 def hinted_bugs(workload: Workload, arm: Arm, policy: dict) -> set[str]:
     """The bugs a hint-following policy knows: those named by each of the workload's hint files
     whose text the arm places in AGENTS.md or in the policy's notes file."""
-    if policy.get("knows_sprint") != "from_hints":
+    if policy.get("knows_sprint") != "from_hints" or not workload.hints:
         return set()
     placed = [_norm(f.text) for f in arm.for_workload(workload.id, workload.root).files
               if f.text is not None and f.path in ("AGENTS.md", policy.get("notes_file"))]
