@@ -78,7 +78,6 @@ class Requirement:
     wave: int = 1
     upstream: str = ""  # a real repository's bug: where it was reported and fixed upstream
     fixed_in: str = ""
-    area: str = ""  # a real repository's bug: the part of the code it sits in, as a hint would name it
     # A later prompt may amend the requirement in place (tier 4): the gold is then the amended
     # form, and ``superseded_gold`` implements the original text, which the hidden tests reject.
     amendment: str | None = None
@@ -447,7 +446,7 @@ def _parse_bugs(root: Path, raw_bugs: list, meta: dict) -> tuple[Requirement, ..
             summary=str(raw["behaviour"]), from_summary=None,
             text=f"{raw['id']} ({raw.get('area', package)}): {raw['behaviour']}",
             upstream=" / ".join(str(raw[k]) for k in ("upstream", "fix") if raw.get(k)),
-            fixed_in=str(raw.get("fixed_in", "")), area=str(raw.get("area", "")),
+            fixed_in=str(raw.get("fixed_in", "")),
         )
         for raw in raw_bugs
     )
