@@ -62,7 +62,7 @@ def _redirect_to(log: Path) -> None:
 
 TierOpt = Annotated[Optional[int], typer.Option("--tier", help="shorthand for --workload tier_N")]
 WorkloadOpt = Annotated[Optional[str], typer.Option("--workload", help="workload id (see `specsnap list workloads`)")]
-BackendOpt = Annotated[str, typer.Option("--backend", help="sandbox backend: auto, bwrap or local")]
+BackendOpt = Annotated[str, typer.Option("--backend", help="sandbox backend: auto, bwrap, docker or local")]
 ResultsOpt = Annotated[Path, typer.Option("--results", help="results directory")]
 
 
@@ -313,6 +313,23 @@ def build_env_command(
     record = build_planned_environment(planned, where)
     _console().print(f"{where}: Python {record['interpreter']['version']} ({record['interpreter']['found_by']}: "
                      f"{record['interpreter']['path']}), {len(record['freeze'])} packages, in {planned['environment_dir']}")
+
+
+@app.command("build-image")
+def build_image_command(
+    name: Annotated[str, typer.Argument(help="an image of containers/images.yaml, e.g. base")] = "base",
+    results: ResultsOpt = Path("results"),
+    record: Annotated[Optional[Path], typer.Option("--record", help="where to write the image record "
+                                                   "(default: results/_cache/images/<name>.json)")] = None,
+) -> None:
+    """Build a docker sandbox image (containers/<name>/) without any image registry, once."""
+    from sdcs_bench.pipeline.layout import CacheLayout
+    from sdcs_bench.sandbox.images import build_image, context_dir
+
+    context_dir(name)  # an unknown name is one line naming the images there are
+    where = record or Path(CacheLayout(str(results)).image_record(name))
+    data = build_image(name, _writing(where.parent) and where, log=lambda m: print(f"specsnap: {m}", file=sys.stderr))
+    _console().print(f"{data['tag']} ({data['id'][:19]}…), record in {where}")
 
 
 def _repo_plan(workload: str | None, results: Path, repo_plan: Path | None) -> tuple[dict, str]:

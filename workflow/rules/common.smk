@@ -60,6 +60,8 @@ CACHE = CacheLayout(RESULTS)
 SOURCE_PLANS = {Path(c["source"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values() if c["source"]}
 ENV_PLANS = {Path(c["environment"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values()
              if c["environment"]}
+# The docker backend's images the trials run in (containers/<name>/), by name -> their record.
+IMAGES = sorted({Path(c["image"]).stem for c in CELLS.values() if c.get("image")})
 
 
 wildcard_constraints:
@@ -67,6 +69,7 @@ wildcard_constraints:
     k=r"[1-9][0-9]*",
     pin="|".join(map(re.escape, SOURCE_PLANS)) or "(?!)",
     env="|".join(map(re.escape, ENV_PLANS)) or "(?!)",
+    image="|".join(map(re.escape, IMAGES)) or "(?!)",
 
 
 def source_plan(wildcards):
@@ -85,6 +88,20 @@ def repo_inputs(wildcards):
     above: rebuilding the shared cache for one run must not rerun another run's trials)."""
     cell = CELLS[wildcards.trial]
     return {key: ancient(cell[key]) for key in ("source", "environment") if cell[key]}
+
+
+def image_inputs(wildcards):
+    """A docker trial's sessions and scoring run in its image: they take the image's record as
+    input, so the image is built first and a rebuilt image reruns them."""
+    image = CELLS[wildcards.trial].get("image")
+    return {"image": image} if image else {}
+
+
+def image_context(wildcards):
+    """Every file of containers/<image>/ and the catalogue: a changed file rebuilds exactly this image."""
+    from sdcs_bench.sandbox.images import containers_dir, context_files
+
+    return [str(containers_dir() / "images.yaml"), *map(str, context_files(wildcards.image))]
 
 
 def stages(trial):

@@ -1,6 +1,7 @@
 rule score:
     input:
         unpack(repo_inputs),
+        unpack(image_inputs),
         unpack(score_inputs),
         trial=trial_config,
     output:

@@ -1,6 +1,7 @@
 rule session:
     input:
         unpack(repo_inputs),
+        unpack(image_inputs),
         unpack(previous_session_stage),
         trial=trial_config,
     output:

@@ -9,6 +9,7 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
     results/_cache/   shared by every run under one results directory (``CacheLayout``):
       sources/<pin>/source.json + the archive + tree/      a real repository's source, by its hash
       envs/<key>/env.json + venv/                           its environment, by interpreter and pins
+      images/<name>.json                                    a docker image as built (tag, image id)
       trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
         scaffold/manifest.json
         session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff
@@ -114,6 +115,10 @@ class CacheLayout:
 
     def env_record(self, key: str) -> str:
         return f"{self.env_dir(key)}/{ENV_RECORD}"
+
+    def image_record(self, name: str) -> str:
+        """The docker backend's image ``name`` as built (its tag and image id)."""
+        return f"{self.root}/images/{name}.json"
 
 
 @dataclass(frozen=True)

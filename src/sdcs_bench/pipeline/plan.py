@@ -33,7 +33,7 @@ from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
-                "session_runtime_min", "score_runtime_min", "config", "source", "environment")
+                "session_runtime_min", "score_runtime_min", "config", "source", "environment", "image")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 
 
@@ -226,7 +226,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                     for s in schedule
                 ],
                 "stages": trial_stages(workload, variant_cfg, len(schedule)),
-                "sandbox": {"backend": backend},
+                "sandbox": sandbox_settings(backend, cfg["sandbox"], Path(results)),
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
                 "work_dir": str(study_work_root(study_dir) / tid),
@@ -234,6 +234,22 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         )
     _validate_trials(trials)
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
+
+
+def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path) -> dict[str, Any]:
+    """A trial's sandbox: its backend and, for docker, the image record its stages take as input
+    (checked against ``containers/images.yaml`` here, before any work) and the per-container limits."""
+    if backend != "docker":
+        return {"backend": backend}
+    from sdcs_bench.pipeline.layout import CacheLayout
+    from sdcs_bench.sandbox.images import image_names
+
+    docker = dict(cfg.get("docker") or {})
+    image = str(docker.pop("image", "base"))
+    if image not in image_names():
+        raise unknown("image (sandbox.docker.image)", image, image_names())
+    return {"backend": backend, "docker": {**docker, "image": image,
+                                           "image_record": CacheLayout(str(results)).image_record(image)}}
 
 
 def _validate_trials(trials: list[dict]) -> None:
@@ -275,7 +291,7 @@ def render_plan(plan: Plan) -> dict[Path, str]:
                 t["seed"], str(bool(t["agent"].get("reference"))).lower(), t["agent"].get("provider", "none"),
                 api_provider(t["agent"]),
                 ",".join(t["stages"]), *runtimes_min(t), (trials_dir / f"{t['trial_id']}.json").as_posix(),
-                *repo_records(t),
+                *repo_records(t), t["sandbox"].get("docker", {}).get("image_record", ""),
             ]
         )
     files[plan.directory / "cells.tsv"] = buf.getvalue()

@@ -112,7 +112,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             agent_cfg=trial.agent,
             workdir=trial.sandbox_dir,
             stage_dir=stage_dir,
-            backend=make_backend(trial.backend),
+            backend=make_backend(trial.backend, trial.sandbox_options),
             timeout_s=trial.session.timeout_s,
         )
         if not record.get("infra_failure"):
@@ -188,7 +188,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
         final = Path(tmp) / "sandbox"
         restore_snapshot(prev_stage, final)
         card = score_sandbox(
-            trial.workload, final, tokens=tokens, backend=make_backend(trial.backend),
+            trial.workload, final, tokens=tokens, backend=make_backend(trial.backend, trial.sandbox_options),
             timeout_s=trial.scoring_timeout_s, injection=injection, sessions=records,
             sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
         )

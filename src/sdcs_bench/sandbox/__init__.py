@@ -1,13 +1,18 @@
-"""Sandbox backends behind one interface (docs/architecture.md): bwrap (default), local (development only)."""
+"""Sandbox backends behind one interface (docs/architecture.md): bwrap (default), docker (images
+from ``containers/``), local (development only)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
 
 from sdcs_bench.core.errors import unknown
 from sdcs_bench.sandbox.base import Backend, SandboxLeak
 from sdcs_bench.sandbox.bwrap import BwrapBackend
+from sdcs_bench.sandbox.container import DockerBackend
 from sdcs_bench.sandbox.local import LocalBackend
 
-BACKENDS: dict[str, type[Backend]] = {"bwrap": BwrapBackend, "local": LocalBackend}
+BACKENDS: dict[str, type[Backend]] = {"bwrap": BwrapBackend, "docker": DockerBackend, "local": LocalBackend}
 CHOICES = ("auto", *BACKENDS)
 
 
@@ -19,9 +24,15 @@ def resolve_backend_name(name: str) -> str:
     return name
 
 
-def make_backend(name: str = "auto") -> Backend:
+def make_backend(name: str = "auto", options: dict[str, Any] | None = None) -> Backend:
+    """A backend; ``options`` are its own settings from the trial (docker: ``image_record``, the
+    image record its rule wrote, and ``memory``, ``cpus``, ``pids``)."""
     name = resolve_backend_name(name)
     backend_cls = BACKENDS[name]
+    if name == "docker":  # says itself why it cannot run (no engine, image not built)
+        options = dict(options or {})
+        record = options.pop("image_record", None)
+        return DockerBackend(Path(record) if record else None, options)
     if not backend_cls.available():
         raise unknown("available sandbox backend", name, [n for n, c in BACKENDS.items() if c.available()])
     return backend_cls()

@@ -59,11 +59,13 @@ class Backend(ABC):
     @abstractmethod
     def wrap(
         self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
-        read_only: list[Path] = (),
+        read_only: list[Path] = (), pass_fds: tuple[int, ...] = (),
     ) -> list[str]:
         """The command line that runs ``argv`` inside the sandbox. ``read_only`` are paths inside
         ``workdir`` the process must not change (the scorer's test tree); a backend that cannot
-        enforce it says so (``enforces_read_only``) and the scorer checks them by hash instead."""
+        enforce it says so (``enforces_read_only``) and the scorer checks them by hash instead.
+        ``pass_fds`` are file descriptors the process inherits (at the same numbers) for writing,
+        such as the scorer's verdict pipe."""
 
     def spawn(
         self,
@@ -82,7 +84,7 @@ class Backend(ABC):
     ) -> subprocess.Popen:
         """Start ``argv`` as the leader of a new process group (so one kill ends all of it)."""
         cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []),
-                        read_only=list(read_only or []))
+                        read_only=list(read_only or []), pass_fds=tuple(pass_fds))
         return subprocess.Popen(
             cmd, cwd=workdir, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
             pass_fds=pass_fds,
@@ -111,8 +113,14 @@ class Backend(ABC):
             return proc.returncode, out, err
         except subprocess.TimeoutExpired:
             kill_group(proc.pid)
+            self.reap(workdir)
             out, err = proc.communicate()
             return None, out, err
+
+    def reap(self, workdir: Path) -> list[str]:
+        """Remove what of this sandbox outlives its killed process group (a container); a backend
+        whose processes all live in the group has nothing to do."""
+        return []
 
     def leak_probe(self, workdir: Path, home: Path, secrets: list[Path]) -> list[Path]:
         """The secret paths a process in this sandbox can see (must be empty for isolation)."""

@@ -20,7 +20,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -100,6 +100,7 @@ class CleaveController:
         self.record: dict = {"fired": False}
         self._lock = threading.Lock()
         self._pgid: int | None = None
+        self._reap: Callable[[], object] | None = None
         self._edits: list[str] = []
         self._pending: set[str] = set()  # files with a grace timer running
         self._t0 = time.monotonic()
@@ -193,9 +194,12 @@ class CleaveController:
         question counts as cleaved (fail closed)."""
         return self.refusal() is not None
 
-    def attach(self, pgid: int) -> None:
+    def attach(self, pgid: int, reap: Callable[[], object] | None = None) -> None:
+        """The agent's process group (and, for a backend whose processes live outside it, how to
+        end those: a container), killed the moment the cleave fires."""
         with self._lock:
             self._pgid = pgid
+            self._reap = reap
             if self.fired.is_set():
                 self._kill()
 
@@ -260,6 +264,8 @@ class CleaveController:
         if self._pgid is not None and _group_alive(self._pgid):
             self.killed = True
             kill_group(self._pgid)
+            if self._reap is not None:
+                self._reap()
 
     def stop(self) -> None:
         if self._kill_timer is not None:

@@ -51,6 +51,7 @@ def run_session(
     # one the killed session left (and kills any process of that session still running).
     home = workdir.parent / f"home-{index}"
     leftovers = kill_marked(sandbox_marker(workdir))
+    backend.reap(workdir)  # a container a killed run left
     if home.exists():
         shutil.rmtree(home)
     home.mkdir(parents=True)
@@ -175,7 +176,7 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
                 stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
                 stdout=out, stderr=err,
             )
-            controller.attach(proc.pid)
+            controller.attach(proc.pid, reap=lambda: backend.reap(ctx.workdir))
             if invocation.stdin is not None:
                 try:
                     proc.stdin.write(invocation.stdin)
@@ -192,6 +193,7 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
             kill_group(proc.pid)  # nothing the agent started may outlive its session...
         finally:
             controller.stop()
+            backend.reap(ctx.workdir)
             escaped = kill_marked(marker)  # ...not even what left its process group
     return _Exit(code, timed_out, at, round(time.monotonic() - t0, 3), escaped)
 

@@ -64,6 +64,7 @@ class TrialSpec:
     schedule: tuple[SessionSpec, ...]
     stages: tuple[str, ...]
     backend: str
+    sandbox_options: dict[str, Any]  # the backend's own settings (docker: image record, limits)
     session: SessionSettings
     scoring_timeout_s: float
     scoring_sentinels: dict[str, Any]
@@ -101,6 +102,7 @@ class TrialSpec:
                 ),
                 stages=tuple(data["stages"]),
                 backend=data["sandbox"]["backend"],
+                sandbox_options=dict(data["sandbox"].get(data["sandbox"]["backend"]) or {}),
                 session=SessionSettings(float(data["session"]["timeout_s"]), int(data["session"]["infra_retries"]),
                                         float(data["session"]["infra_backoff_s"])),
                 scoring_timeout_s=float(data["scoring"]["timeout_s"]),

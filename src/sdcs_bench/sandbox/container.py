@@ -1,0 +1,122 @@
+"""docker: each command in a fresh container of an image from ``containers/``, removed after it.
+
+What a container sees: the image's read-only root (Debian's userland), a private ``/tmp``, the
+sandbox and the session's HOME (writable), and read-only at their host paths the run's own
+interpreter and the sdcs_bench package (as bwrap re-admits them) and the paths a harness or the
+scorer names. The project tree, hidden tests, gold, results, the invoking user's HOME and other
+sandboxes are not mounted at all. Every capability is dropped, no new privileges, ``--network
+none`` unless the command needs its model endpoint, and the session's memory, CPU and process
+limits from ``sandbox.docker`` in the config.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
+
+SHIM = Path(__file__).with_name("container_shim.py")
+SANDBOX_LABEL = "org.specsnap.sandbox"
+DEFAULT_LIMITS = {"memory": "4g", "cpus": 2.0, "pids": 1024}
+
+
+def _limits(options: dict[str, Any]) -> dict[str, Any]:
+    merged = {**DEFAULT_LIMITS, **{k: v for k, v in options.items() if k in DEFAULT_LIMITS}}
+    return {"mem_limit": str(merged["memory"]), "nano_cpus": int(float(merged["cpus"]) * 1e9),
+            "pids_limit": int(merged["pids"])}
+
+
+def _relay_prefix(workdir: Path) -> str:
+    return f"specsnap-relay-{sandbox_marker(workdir)}-"
+
+
+class DockerBackend(Backend):
+    name = "docker"
+    isolated = True
+    enforces_read_only = True
+
+    def __init__(self, image_record: Path | None = None, limits: dict[str, Any] | None = None) -> None:
+        from sdcs_bench.sandbox.images import engine, read_record
+
+        self.client = engine()
+        if image_record is None:
+            from sdcs_bench.sandbox.images import image_tag
+
+            tag = image_tag("base")
+            try:
+                image_id = self.client.images.get(tag).id
+            except Exception:
+                raise SpecSnapError(f"image {tag} is not built: run `specsnap build-image base` "
+                                    "(or the study through Snakemake, which builds it)") from None
+            self.image = {"name": "base", "tag": tag, "id": image_id}
+        else:
+            self.image = read_record(image_record)
+            try:
+                self.client.images.get(self.image["id"])
+            except Exception:
+                raise SpecSnapError(f"image record {image_record} names {self.image['id']}, which the engine "
+                                    "does not have: delete the record and rerun to rebuild it") from None
+        self.limits = _limits(limits or {})
+
+    @classmethod
+    @cache
+    def available(cls) -> bool:
+        try:
+            from sdcs_bench.sandbox.images import engine
+
+            engine()
+            return True
+        except SpecSnapError:
+            return False
+
+    def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
+             read_only: list[Path] = (), pass_fds: tuple[int, ...] = ()) -> list[str]:
+        import json
+
+        workdir, home = workdir.resolve(), home.resolve()
+        mounts: dict[str, dict[str, Any]] = {}
+        for path in [*runtime_roots(), *(p.resolve() for p in ro_binds)]:
+            if path.exists():
+                mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": True}
+        for path in (workdir, home):
+            mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": False}
+        for path in (p.resolve() for p in read_only):  # nested in the sandbox: mounted after it, read-only
+            mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": True}
+        mounts["/tmp"] = {"type": "tmpfs", "target": "/tmp"}
+        spec = {
+            "engine": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),  # as engine() found it
+            "image": self.image["id"],
+            "workdir": str(workdir),
+            "user": f"{os.getuid()}:{os.getgid()}",
+            "labels": {SANDBOX_LABEL: sandbox_marker(workdir)},
+            "network": "host" if network else "none",
+            "mounts": sorted(mounts.values(), key=lambda m: m["target"].count("/")),
+            "limits": self.limits,
+            "stdin": True,
+            "pass_fds": list(pass_fds),
+            "python": sys.executable,  # mounted at the same path (a runtime root)
+            "relay_prefix": _relay_prefix(workdir),
+        }
+        return [sys.executable, "-I", "-B", str(SHIM), json.dumps(spec), "--", *argv]
+
+    def reap(self, workdir: Path) -> list[str]:
+        """Remove every container of this sandbox still there (its shim was killed), and the
+        shim's descriptor relays."""
+        import shutil
+        import tempfile
+
+        for scratch in Path(tempfile.gettempdir()).glob(f"{_relay_prefix(workdir.resolve())}*"):
+            shutil.rmtree(scratch, ignore_errors=True)
+        gone = []
+        for container in self.client.containers.list(all=True, filters={"label": f"{SANDBOX_LABEL}={sandbox_marker(workdir)}"}):
+            try:
+                container.remove(force=True)
+                gone.append(container.short_id)
+            except Exception:
+                pass
+        return gone

@@ -1,0 +1,151 @@
+"""Run one command in a fresh container with the docker SDK, as if it were a local process.
+
+    python -I -B container_shim.py SPEC_JSON -- ARGV...
+
+The docker backend's ``wrap`` puts this in front of the agent's (or the scorer's) command line,
+so the session runner keeps its one interface: a process whose stdin, stdout, stderr and exit code
+are the container's. The container gets this process's environment (the sandbox marker
+included, so a kill by marker reaches what runs inside it), carries the sandbox's label, and is
+removed when the command ends. If this process is killed, the backend's ``reap`` removes the
+container by its label. Run as a file, so it imports nothing of sdcs_bench.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import threading
+
+# Run first inside the container: open each relayed descriptor's FIFO at its number, then exec the
+# command, so the command inherits the descriptor as it would outside a container.
+OPENER = """import os, sys
+i = sys.argv.index("--")
+for pair in sys.argv[1:i]:
+    path, number = pair.rsplit("=", 1)
+    fd = os.open(path, os.O_WRONLY)
+    if fd != int(number):
+        os.dup2(fd, int(number))
+        os.close(fd)
+os.execvp(sys.argv[i + 1], sys.argv[i + 1:])
+"""
+
+
+def _copy_stdin(sock) -> None:
+    raw = getattr(sock, "_sock", sock)
+    try:
+        while True:
+            chunk = sys.stdin.buffer.read1(65536)
+            if not chunk:
+                break
+            raw.sendall(chunk)
+    except OSError:
+        pass  # the command exited without reading everything
+    finally:
+        try:
+            raw.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def _copy_output(stream) -> None:
+    for out, err in stream:
+        if out:
+            sys.stdout.buffer.write(out)
+            sys.stdout.buffer.flush()
+        if err:
+            sys.stderr.buffer.write(err)
+            sys.stderr.buffer.flush()
+
+
+def _relay(fifo: str, number: int) -> None:
+    """Copy what the container writes into the FIFO to our inherited descriptor ``number``."""
+    try:
+        with open(fifo, "rb", buffering=0) as src:
+            while chunk := src.read(65536):
+                os.write(number, chunk)
+    except OSError:
+        pass
+    finally:
+        try:
+            os.close(number)
+        except OSError:
+            pass
+
+
+def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
+    """A FIFO per inherited descriptor, mounted into the container; the command line that opens them."""
+    pairs = []
+    for number in spec["pass_fds"]:
+        fifo = os.path.join(scratch, f"fd-{number}")
+        os.mkfifo(fifo, 0o600)
+        target = f"/run/specsnap/fd-{number}"
+        spec["mounts"].append({"type": "bind", "source": fifo, "target": target, "read_only": False})
+        threading.Thread(target=_relay, args=(fifo, number), daemon=True).start()
+        pairs.append(f"{target}={number}")
+    return [spec["python"], "-I", "-S", "-c", OPENER, *pairs, "--", *argv] if pairs else argv
+
+
+def main() -> int:
+    spec = json.loads(sys.argv[1])
+    if not spec["pass_fds"]:
+        return _main(spec, "")
+    # The FIFOs' directory is named by the sandbox, so the backend's reap removes it if we are killed.
+    scratch = tempfile.mkdtemp(prefix=f"{spec['relay_prefix']}")
+    try:
+        return _main(spec, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _main(spec: dict, scratch: str) -> int:
+    import docker
+
+    argv = _relays(spec, sys.argv[sys.argv.index("--") + 1:], scratch)
+    client = docker.DockerClient(base_url=spec["engine"], timeout=3600)
+    api = client.api
+    mounts = [docker.types.Mount(m["target"], m.get("source"), type=m["type"], read_only=m.get("read_only", False))
+              for m in spec["mounts"]]
+    host_config = api.create_host_config(
+        mounts=mounts, network_mode=spec["network"], read_only=True, cap_drop=["ALL"],
+        security_opt=["no-new-privileges"], init=True, **spec["limits"],
+    )
+    created = api.create_container(
+        spec["image"], command=argv, environment=dict(os.environ), working_dir=spec["workdir"],
+        user=spec["user"], labels=spec["labels"], host_config=host_config,
+        stdin_open=spec["stdin"],  # with attach (detach=False): StdinOnce, EOF reaches the command
+    )
+    container = client.containers.get(created["Id"])
+
+    def stop(signum, frame):  # a polite kill of this process ends the container too
+        try:
+            container.kill()
+        except Exception:
+            pass
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        output = container.attach(stdout=True, stderr=True, stream=True, demux=True, logs=True)
+        sock = container.attach_socket(params={"stdin": 1, "stream": 1}) if spec["stdin"] else None
+        container.start()
+        reader = threading.Thread(target=_copy_output, args=(output,), daemon=True)
+        reader.start()
+        if sock is not None:
+            threading.Thread(target=_copy_stdin, args=(sock,), daemon=True).start()
+        code = container.wait()["StatusCode"]
+        reader.join(timeout=30)
+        return code
+    finally:
+        try:
+            container.remove(force=True)
+        except Exception:
+            pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

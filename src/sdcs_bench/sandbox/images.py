@@ -1,0 +1,193 @@
+"""The docker backend's images (``containers/``), built without any image registry.
+
+The root file system is Debian's own packages, installed by ``debootstrap`` from the mirror apt
+already uses and imported with the docker SDK; every image under ``containers/<name>/`` is then
+built ``FROM`` it with ``--network none``. An image's tag carries the SHA-256 of its build context
+and of the rootfs fields, so a changed Dockerfile is a new image, and the image record (a JSON
+file the ``build_image`` rule writes; the sessions that use the image take it as input) names the
+exact image id a session runs in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from sdcs_bench.core.errors import SpecSnapError, unknown
+from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.core.paths import project_root
+
+LABEL = "org.specsnap.image"
+
+
+def containers_dir() -> Path:
+    return project_root() / "containers"
+
+
+def catalogue() -> dict[str, Any]:
+    path = containers_dir() / "images.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise SpecSnapError(f"{path} does not exist: this checkout has no image catalogue") from None
+    except yaml.YAMLError as exc:
+        raise SpecSnapError(f"{path}: invalid YAML: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("rootfs"), dict) or not isinstance(data.get("images"), dict):
+        raise SpecSnapError(f"{path}: needs a `rootfs:` mapping and an `images:` mapping")
+    return data
+
+
+def image_names() -> list[str]:
+    return sorted(catalogue()["images"])
+
+
+def context_dir(name: str) -> Path:
+    names = image_names()
+    if name not in names:
+        raise unknown("image", name, names)
+    path = containers_dir() / name
+    if not (path / "Dockerfile").is_file():
+        raise SpecSnapError(f"image {name!r}: {path}/Dockerfile does not exist")
+    return path
+
+
+def context_files(name: str) -> list[Path]:
+    """Every file of an image's build context (the inputs of its ``build_image`` job)."""
+    return sorted(p for p in context_dir(name).rglob("*") if p.is_file())
+
+
+def _rootfs_spec() -> dict[str, Any]:
+    spec = catalogue()["rootfs"]
+    return {"suite": str(spec.get("suite", "bookworm")), "variant": str(spec.get("variant", "minbase")),
+            "include": sorted(map(str, spec.get("include") or []))}
+
+
+def rootfs_tag() -> str:
+    spec = _rootfs_spec()
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
+    return f"specsnap/rootfs:{spec['suite']}-{digest}"
+
+
+def image_digest(name: str) -> str:
+    h = hashlib.sha256(rootfs_tag().encode())
+    root = context_dir(name)
+    for path in context_files(name):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def image_tag(name: str) -> str:
+    return f"specsnap/{name}:{image_digest(name)[:12]}"
+
+
+# -- the engine -----------------------------------------------------------------------------------
+def engine():
+    """A client of the Docker engine (``DOCKER_HOST`` or the default socket), or one clear error."""
+    try:
+        import docker
+    except ImportError:
+        raise SpecSnapError("the docker backend needs the `docker` Python package (pip install docker)") from None
+    try:
+        client = docker.from_env(timeout=60)
+        client.ping()
+    except Exception as exc:  # the SDK raises DockerException, requests' and urllib3's errors alike
+        raise SpecSnapError(
+            f"no Docker engine answers ({type(exc).__name__}); start one (`containers/engine.sh start` "
+            "as root) or choose another sandbox backend (sandbox.backend=bwrap)") from None
+    return client
+
+
+def _apt_mirror() -> str:
+    """The Debian mirror apt already uses (deb822 sources first, then sources.list)."""
+    for path in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        for line in path.read_text().splitlines():
+            if line.startswith("URIs:") and "security" not in line:
+                return line.split()[1]
+    sources = Path("/etc/apt/sources.list")
+    if sources.is_file():
+        for line in sources.read_text().splitlines():
+            m = re.match(r"deb\s+(?:\[[^]]*\]\s+)?(\S+)\s", line)
+            if m and "security" not in m.group(1):
+                return m.group(1)
+    return "http://deb.debian.org/debian"
+
+
+def ensure_rootfs(client, log: Callable[[str], None] = print) -> str:
+    """The rootfs image's id, built with debootstrap and imported if the engine lacks it."""
+    import docker
+
+    tag = rootfs_tag()
+    try:
+        return client.images.get(tag).id
+    except docker.errors.ImageNotFound:
+        pass
+    if shutil.which("debootstrap") is None:
+        raise SpecSnapError("building the rootfs image needs debootstrap (Debian: apt-get install debootstrap)")
+    spec = _rootfs_spec()
+    with tempfile.TemporaryDirectory(prefix="specsnap-rootfs-") as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        argv = ["debootstrap", f"--variant={spec['variant']}", f"--include={','.join(spec['include'])}",
+                spec["suite"], str(rootfs), _apt_mirror()]
+        log(f"building {tag}: {' '.join(argv)}")
+        proc = subprocess.run(argv, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-5:])
+            raise SpecSnapError(f"debootstrap failed (exit {proc.returncode}):\n{tail}")
+        archive = Path(tmp) / "rootfs.tar"
+        subprocess.run(["tar", "-C", str(rootfs), "-cf", str(archive), "."], check=True)
+        repository, _, version = tag.partition(":")
+        client.api.import_image_from_file(str(archive), repository=repository, tag=version,
+                                          changes=[f'LABEL {LABEL}="rootfs"'])
+    log(f"imported {tag}")
+    return client.images.get(tag).id
+
+
+def build_image(name: str, record: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Build ``containers/<name>`` (once: an image with its tag already in the engine is reused)
+    and write its record."""
+    import docker
+
+    client = engine()
+    rootfs_id = ensure_rootfs(client, log)
+    tag = image_tag(name)
+    try:
+        image = client.images.get(tag)
+        log(f"{tag} is already built ({image.id})")
+    except docker.errors.ImageNotFound:
+        log(f"building {tag} from {context_dir(name)}")
+        try:
+            image, output = client.images.build(path=str(context_dir(name)), tag=tag, network_mode="none",
+                                                buildargs={"ROOTFS": rootfs_tag()}, rm=True, forcerm=True,
+                                                pull=False)
+        except docker.errors.BuildError as exc:
+            lines = [c.get("stream", c.get("error", "")).rstrip() for c in exc.build_log if isinstance(c, dict)]
+            raise SpecSnapError(f"image {name} failed to build: {exc.msg}\n" + "\n".join(lines[-10:])) from None
+        for chunk in output:
+            if isinstance(chunk, dict) and chunk.get("stream", "").strip():
+                log(chunk["stream"].rstrip())
+    data = {"name": name, "tag": tag, "id": image.id, "digest": image_digest(name), "rootfs": rootfs_tag(),
+            "rootfs_id": rootfs_id, "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    record.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(record, json.dumps(data, indent=2) + "\n")
+    return data
+
+
+def read_record(record: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(record).read_text())
+        return {"name": data["name"], "tag": data["tag"], "id": data["id"]}
+    except FileNotFoundError:
+        name = Path(record).stem
+        raise SpecSnapError(f"image record {record} does not exist: build the image first "
+                            f"(`specsnap build-image {name}`, or run the study through Snakemake)") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SpecSnapError(f"image record {record} is unreadable ({exc}); delete it and rebuild") from None
