@@ -92,7 +92,7 @@ def test_plan_writes_cells_and_is_idempotent(tmp_path):
         (["--study", "huge"], "unknown study 'huge'; valid choices: poison, real_repos, smoke, specsnap_t1_t4"),
         (["--override", "agent=[ref_oracle,gpt_9]"], "unknown agent 'gpt_9'; valid choices: "),
         (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: none, poison_v1, poison_v2, poison_v3, uninterrupted"),
-        (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, local"),
+        (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, docker, local"),
     ],
 )
 def test_plan_bad_input_writes_nothing(tmp_path, args, message):

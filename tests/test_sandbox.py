@@ -4,42 +4,126 @@ from __future__ import annotations
 
 import shutil
 import warnings
+from pathlib import Path
 
 import pytest
 
 from sdcs_bench.sandbox.leakcheck import leak_check
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.sandbox import SandboxLeak, make_backend
-from sdcs_bench.sandbox.bwrap import BwrapBackend
-
-needs_bwrap = pytest.mark.skipif(not BwrapBackend.available(), reason="bubblewrap is not usable here")
 
 
-@needs_bwrap
-def test_bwrap_hides_the_project_hidden_tests_gold_and_home(make_sandbox, tier2, tmp_path):
-    backend = make_backend("bwrap")
-    sandbox = make_sandbox()
+
+# -- the contract every isolating backend keeps (bwrap, docker) ----------------------------------
+def _home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
-    home.mkdir()
-    secrets = [*tier2.secret_dirs(), project_root() / "conf", project_root() / "tiers"]
-    assert backend.leak_probe(sandbox, home, secrets) == []
-    assert leak_check(sandbox, home, tier2, backend)["isolated"]
+    home.mkdir(exist_ok=True)
+    return home
 
 
-@needs_bwrap
-def test_bwrap_sandbox_can_write_only_its_own_directory(make_sandbox, tmp_path):
-    backend = make_backend("bwrap")
-    sandbox = make_sandbox()
-    home = tmp_path / "home"
-    home.mkdir()
+def test_hides_the_project_hidden_tests_gold_and_home(isolated_backend, make_sandbox, tier2, tmp_path):
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    secrets = [*tier2.secret_dirs(), project_root() / "conf", project_root() / "tiers", Path.home() / ".cache"]
+    assert all(p.exists() for p in secrets)
+    assert isolated_backend.leak_probe(sandbox, home, secrets) == []
+    assert leak_check(sandbox, home, tier2, isolated_backend)["isolated"]
+
+
+def test_can_write_only_its_own_directory(isolated_backend, make_sandbox, tmp_path):
+    sandbox, home = make_sandbox(), _home(tmp_path)
     env = {"PATH": "/usr/bin:/bin"}
     outside = tmp_path / "outside.txt"  # under /tmp: lands in the sandbox's private tmpfs, if anywhere
-    backend.run(["sh", "-c", f"echo x > {outside}"], workdir=sandbox, home=home, env=env, timeout=30)
+    isolated_backend.run(["sh", "-c", f"echo x > {outside}"], workdir=sandbox, home=home, env=env, timeout=60)
     assert not outside.exists()
-    code, _, _ = backend.run(["sh", "-c", "echo x > /var/tmp/specsnap-escape"], workdir=sandbox, home=home, env=env, timeout=30)
-    assert code != 0  # the root file system is read-only
-    code, _, _ = backend.run(["sh", "-c", "echo x > inside.txt"], workdir=sandbox, home=home, env=env, timeout=30)
-    assert code == 0 and (sandbox / "inside.txt").exists()
+    code, _, _ = isolated_backend.run(["sh", "-c", "echo x > /var/tmp/specsnap-escape"], workdir=sandbox, home=home,
+                                      env=env, timeout=60)
+    assert code != 0 and not Path("/var/tmp/specsnap-escape").exists()  # the root file system is read-only
+    code, _, _ = isolated_backend.run(["sh", "-c", "echo x > inside.txt && echo y > $HOME/h"], workdir=sandbox,
+                                      home=home, env={**env, "HOME": str(home)}, timeout=60)
+    assert code == 0 and (sandbox / "inside.txt").exists() and (home / "h").exists()
+
+
+def test_read_only_paths_inside_the_sandbox_stay_unchanged(isolated_backend, make_sandbox, tmp_path):
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    guarded = sandbox / "guarded"
+    guarded.mkdir()
+    (guarded / "t.py").write_text("original\n")
+    code, _, err = isolated_backend.run(["sh", "-c", "echo forged > guarded/t.py; rm -f guarded/t.py; echo ok > free.txt"],
+                                        workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60,
+                                        read_only=[guarded])
+    assert (guarded / "t.py").read_text() == "original\n", err
+    assert (sandbox / "free.txt").read_text() == "ok\n"
+
+
+def test_no_network_unless_asked_for(isolated_backend, make_sandbox, tmp_path):
+    """Reference policies and scoring get no network at all; a harness that needs its endpoint on
+    127.0.0.1 reaches it."""
+    import socket
+    import sys
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    port = listener.getsockname()[1]
+    probe = ("import socket,sys\ntry:\n socket.create_connection(('127.0.0.1', %d), timeout=5); print('reached')\n"
+             "except OSError as e:\n print('refused', e)" % port)
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    try:
+        for network, expected in ((False, "refused"), (True, "reached")):
+            code, out, err = isolated_backend.run([sys.executable, "-I", "-c", probe], workdir=sandbox, home=home,
+                                                  env={"PATH": "/usr/bin:/bin"}, timeout=60, network=network)
+            assert out.decode().startswith(expected), (network, out, err)
+    finally:
+        listener.close()
+
+
+def test_the_host_processes_are_out_of_sight(isolated_backend, make_sandbox, tmp_path):
+    import os
+    import sys
+
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    code, out, err = isolated_backend.run(
+        [sys.executable, "-I", "-c", f"import os; print(os.path.exists('/proc/{os.getpid()}/environ'), os.getpid())"],
+        workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    seen, pid = out.decode().split()
+    assert code == 0 and seen == "False" and int(pid) != os.getpid(), (out, err)
+
+
+def test_stdin_exit_status_and_inherited_descriptors_pass_through(isolated_backend, make_sandbox, tmp_path):
+    """The session runner and the scorer drive every backend alike: input on stdin, the exit status,
+    separate stdout and stderr, and a descriptor inherited for writing (the verdict pipe)."""
+    import os
+    import subprocess
+    import sys
+
+    from sdcs_bench.scoring.verdicts import StreamReader
+
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    stream = StreamReader()
+    script = ("import os,sys; data=sys.stdin.read(); os.write(%d, b'verdict ' + data.encode()); "
+              "print('out'); print('err', file=sys.stderr); sys.exit(7)" % stream.write_fd)
+    proc = isolated_backend.spawn([sys.executable, "-I", "-c", script], workdir=sandbox, home=home,
+                                  env={"PATH": "/usr/bin:/bin"}, pass_fds=(stream.write_fd,), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.communicate(b"from the runner\n", timeout=60)
+    assert (proc.returncode, out, err) == (7, b"out\n", b"err\n")
+    assert stream.lines() == ["verdict from the runner"]
+
+
+def test_a_timed_out_command_is_gone_with_everything_it_started(isolated_backend, make_sandbox, tmp_path):
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    code, _, _ = isolated_backend.run(["sh", "-c", "sleep 300 & sleep 301"], workdir=sandbox, home=home,
+                                      env={"PATH": "/usr/bin:/bin"}, timeout=3)
+    assert code is None
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 30")]
+    assert isolated_backend.reap(sandbox) == []  # nothing left to remove
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
 
 
 def test_local_backend_is_not_isolated_and_says_so(make_sandbox, tier2, tmp_path):
@@ -70,5 +154,5 @@ def test_leak_check_catches_a_copied_hidden_test_and_the_canary(make_sandbox, ti
 
 
 def test_unknown_backend_names_the_choices():
-    with pytest.raises(Exception, match="valid choices: auto, bwrap, local"):
+    with pytest.raises(Exception, match="valid choices: auto, bwrap, docker, local"):
         make_backend("docker-desktop")

@@ -242,12 +242,13 @@ def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path) -> dict[s
     if backend != "docker":
         return {"backend": backend}
     from sdcs_bench.pipeline.layout import CacheLayout
-    from sdcs_bench.sandbox.images import image_names
+    from sdcs_bench.sandbox.images import engine, image_names
 
     docker = dict(cfg.get("docker") or {})
     image = str(docker.pop("image", "base"))
     if image not in image_names():
         raise unknown("image (sandbox.docker.image)", image, image_names())
+    engine()  # no engine answering is one line now, not a failed job later
     return {"backend": backend, "docker": {**docker, "image": image,
                                            "image_record": CacheLayout(str(results)).image_record(image)}}
 

@@ -1,0 +1,136 @@
+"""The docker backend beyond the contract every isolating backend keeps (tests/test_sandbox.py):
+its images, its limits, its errors, and a trial scored the same as under bwrap."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, specsnap
+
+from sdcs_bench.sandbox import make_backend
+
+
+def _run(backend, tmp_path, argv):
+    work, home = tmp_path / "w", tmp_path / "h"
+    work.mkdir(exist_ok=True)
+    home.mkdir(exist_ok=True)
+    return backend.run(argv, workdir=work, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+
+
+def test_limits_from_the_config_reach_the_container(docker_image, tmp_path):
+    backend = make_backend("docker", {"image_record": str(docker_image), "memory": "300m", "cpus": 0.5, "pids": 77})
+    code, out, err = _run(backend, tmp_path, ["sh", "-c",
+        "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; "
+        "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"])
+    assert code == 0, err
+    assert out.decode().split() == ["77", str(300 * 1024 * 1024)]
+
+
+def test_the_agent_holds_no_capability_and_cannot_gain_one(docker_image, tmp_path):
+    backend = make_backend("docker", {"image_record": str(docker_image)})
+    code, out, err = _run(backend, tmp_path, ["sh", "-c", "grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status; "
+                                                         "mount -t tmpfs none /mnt && echo MOUNTED"])
+    status = dict(line.split(":\t") for line in out.decode().splitlines() if ":\t" in line)
+    assert status == {"CapEff": "0000000000000000", "CapBnd": "0000000000000000", "NoNewPrivs": "1"}, out
+    assert b"MOUNTED" not in out
+
+
+def test_a_killed_shim_leaves_no_container(docker_image, docker_engine, tmp_path):
+    """SIGKILL of the runner's process group cannot reach a container; the backend's reap does."""
+    import signal
+    import time
+
+    from sdcs_bench.sandbox.container import SANDBOX_LABEL
+    from sdcs_bench.sandbox.base import sandbox_marker
+
+    backend = make_backend("docker", {"image_record": str(docker_image)})
+    work, home = tmp_path / "w", tmp_path / "h"
+    work.mkdir()
+    home.mkdir()
+    proc = backend.spawn(["sleep", "300"], workdir=work, home=home, env={"PATH": "/usr/bin:/bin"})
+    label = {"label": f"{SANDBOX_LABEL}={sandbox_marker(work)}"}
+    deadline = time.monotonic() + 60
+    while not docker_engine.containers.list(filters=label):
+        assert time.monotonic() < deadline and proc.poll() is None, "the container never started"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert docker_engine.containers.list(filters=label), "the container outlived its shim (this is what reap is for)"
+    assert len(backend.reap(work)) == 1
+    assert not docker_engine.containers.list(all=True, filters=label)
+
+
+def test_an_image_tag_follows_its_own_build_context_only(clone):
+    """A changed Dockerfile is a new tag for its image and leaves every other image's tag alone."""
+    from sdcs_bench.core.paths import project_root, use_project
+    from sdcs_bench.sandbox.images import image_tag
+
+    before = str(project_root())
+    (clone / "containers" / "other").mkdir()
+    (clone / "containers" / "other" / "Dockerfile").write_text("ARG ROOTFS\nFROM ${ROOTFS}\n")
+    catalogue = clone / "containers" / "images.yaml"
+    catalogue.write_text(catalogue.read_text() + "  other:\n    description: a second image\n")
+    try:
+        use_project(clone)
+        tags = {name: image_tag(name) for name in ("base", "other")}
+        with (clone / "containers" / "base" / "Dockerfile").open("a") as fh:
+            fh.write("RUN true\n")
+        assert image_tag("base") != tags["base"] and image_tag("other") == tags["other"]
+    finally:
+        use_project(before)
+
+
+def test_an_unknown_image_or_no_engine_is_one_line_before_any_work(tmp_path):
+    bad = specsnap("plan", "--results", str(tmp_path / "r"), "--override", "sandbox.backend=docker",
+                   "--override", "sandbox.docker.image=nope")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+    assert "unknown image (sandbox.docker.image) 'nope'; valid choices: base" in bad.stderr
+    gone = specsnap("plan", "--results", str(tmp_path / "r"), "--override", "sandbox.backend=docker",
+                    env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert gone.returncode == 2 and gone.stderr.count("\n") == 1, gone.stderr
+    assert "no Docker engine answers" in gone.stderr and "containers/engine.sh start" in gone.stderr
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").rglob("*.json"))
+
+
+def _study(clone: Path, workdir: Path, backend: str, *extra: str) -> subprocess.CompletedProcess:
+    overrides = f'overrides=["agent=[ref_oracle]","arm=[Vanilla]","sandbox.backend={backend}"]'
+    return subprocess.run([sys.executable, "-m", "snakemake", "-s", str(clone / "Snakefile"), "--directory",
+                           str(workdir), "--cores", "2", *extra, "--config", "study=mine", f"name=mine_{backend}",
+                           overrides], capture_output=True, text=True)
+
+
+SAME = ("raw", "net", "n_requirements", "requirements", "baseline_ok", "protected_ok", "violations", "valid",
+        "tampered", "tamper_evidence", "tes", "expected")
+
+
+@pytest.mark.pipeline
+def test_a_trial_scores_the_same_under_docker_as_under_bwrap_and_a_changed_dockerfile_rebuilds(
+        clone, tmp_path, docker_image):
+    from sdcs_bench.sandbox.bwrap import BwrapBackend
+
+    if not BwrapBackend.available():
+        pytest.skip("bubblewrap is not usable here")
+    work = tmp_path / "work"
+    cards = {}
+    for backend in ("bwrap", "docker"):
+        run = _study(clone, work, backend)
+        assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+        (card,) = (work / "results" / f"mine_{backend}").glob("trials/*/score/scorecard.json")
+        cards[backend] = json.loads(card.read_text())
+        sessions = sorted((work / "results" / f"mine_{backend}").glob("trials/*/session_*/stage.json"))
+        assert sessions and {json.loads(s.read_text())["sandbox_backend"] for s in sessions} == {backend}
+    assert {k: cards["docker"][k] for k in SAME} == {k: cards["bwrap"][k] for k in SAME}
+    assert cards["docker"]["net"] == cards["docker"]["expected"]["net"] > 0
+
+    with (clone / "containers" / "base" / "Dockerfile").open("a") as fh:
+        fh.write("# a change\n")
+    dry = _study(clone, work, "docker", "-n")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    planned = dry.stdout + dry.stderr
+    assert "rule build_image:" in planned and "base" in planned
+    assert _study(clone, work, "bwrap", "-n").stdout.count("rule ") == 0, "a bwrap run does not use the image"
