@@ -7,6 +7,7 @@ min_version("9.0")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/repos.smk"
 include: "workflow/rules/containers.smk"
+include: "workflow/rules/storage.smk"
 include: "workflow/rules/sandbox.smk"
 include: "workflow/rules/sessions.smk"
 include: "workflow/rules/inject.smk"

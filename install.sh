@@ -15,6 +15,20 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# The docker sandbox backend (docs/containers.md): Debian's engine and debootstrap, which builds its
+# base image from Debian's packages (no image registry needed). The engine is not started here:
+# `containers/engine.sh start` (as root) starts it without touching the host's firewall.
+# SPECSNAP_SKIP_DOCKER=1 skips this step (bwrap is the default backend and needs neither).
+if [ "${SPECSNAP_SKIP_DOCKER:-0}" != 1 ] && ! { command -v dockerd >/dev/null 2>&1 && command -v debootstrap >/dev/null 2>&1; }; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq docker.io debootstrap
+  else
+    echo "install.sh: no apt-get here; install a Docker engine and debootstrap yourself to use the docker backend" >&2
+  fi
+fi
+
 python3 -m pip install --disable-pip-version-check -q -e ".[dev]"
 
 # The real agent CLIs (harnesses/pins.yaml: Claude Code, Codex, Gemini CLI, opencode via npm;

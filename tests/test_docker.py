@@ -123,7 +123,7 @@ def test_a_trial_scores_the_same_under_docker_as_under_bwrap_and_a_changed_docke
         (card,) = (work / "results" / f"mine_{backend}").glob("trials/*/score/scorecard.json")
         cards[backend] = json.loads(card.read_text())
         sessions = sorted((work / "results" / f"mine_{backend}").glob("trials/*/session_*/stage.json"))
-        assert sessions and {json.loads(s.read_text())["sandbox_backend"] for s in sessions} == {backend}
+        assert sessions and {json.loads(s.read_text())["session"]["sandbox_backend"] for s in sessions} == {backend}
     assert {k: cards["docker"][k] for k in SAME} == {k: cards["bwrap"][k] for k in SAME}
     assert cards["docker"]["net"] == cards["docker"]["expected"]["net"] > 0
 

@@ -3,6 +3,7 @@ rule aggregate:
         cells=STUDY.cells,
         scorecards=scorecards(),
         ledgers=ledgers(),
+        sessions=session_records(),
     output:
         scorecards=STUDY.scorecards,
         ledger=STUDY.ledger,

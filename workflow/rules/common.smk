@@ -119,6 +119,11 @@ def runtime_min(stage_kind):
     return lambda wildcards: int(CELLS[wildcards.trial][f"{stage_kind}_runtime_min"])
 
 
+# Without a shared file system (a default storage provider, e.g. S3 on Kubernetes), the plan this
+# process wrote is published to the storage by the local rule publish_plan; every job reads it there.
+IN_STORAGE = workflow.storage_settings.default_storage_provider is not None
+
+
 def trial_config(wildcards):
     return STUDY.trial_file(wildcards.trial)
 
@@ -163,6 +168,11 @@ def scorecards():
 
 def ledgers():
     return [STUDY.trial(t).outputs(s)["ledger"] for t in CELLS for s in stages(t) if s.startswith("session_")]
+
+
+def session_records():
+    """Every session's stage.json (the ledger rows take the session's status and agent from it)."""
+    return [STUDY.trial(t).stage_json(s) for t in CELLS for s in stages(t) if s.startswith("session_")]
 
 
 def get_final_output():
