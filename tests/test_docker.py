@@ -89,7 +89,7 @@ def test_an_unknown_image_or_no_engine_is_one_line_before_any_work(tmp_path):
     bad = specsnap("plan", "--results", str(tmp_path / "r"), "--override", "sandbox.backend=docker",
                    "--override", "sandbox.docker.image=nope")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
-    assert "unknown image (sandbox.docker.image) 'nope'; valid choices: base" in bad.stderr
+    assert "unknown image (sandbox.docker.image) 'nope'; valid choices: auto, base, harnesses" in bad.stderr
     gone = specsnap("plan", "--results", str(tmp_path / "r"), "--override", "sandbox.backend=docker",
                     env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
     assert gone.returncode == 2 and gone.stderr.count("\n") == 1, gone.stderr
@@ -134,3 +134,75 @@ def test_a_trial_scores_the_same_under_docker_as_under_bwrap_and_a_changed_docke
     planned = dry.stdout + dry.stderr
     assert "rule build_image:" in planned and "base" in planned
     assert _study(clone, work, "bwrap", "-n").stdout.count("rule ") == 0, "a bwrap run does not use the image"
+
+
+def test_a_harness_reaches_its_proxy_port_and_nothing_else(docker_image, tmp_path):
+    """With the ports it needs named (the session's proxy), a container has no network but a relay
+    to exactly those ports of the host's 127.0.0.1: another local service stays out of reach."""
+    import socket
+    import threading
+
+    def echo_server():
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+
+        def serve():
+            while True:
+                try:
+                    conn, _ = server.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.sendall(b"echo:" + conn.recv(1024))
+
+        threading.Thread(target=serve, daemon=True).start()
+        return server
+
+    proxy, other = echo_server(), echo_server()
+    p, q = proxy.getsockname()[1], other.getsockname()[1]
+    script = ("import socket\nfor port in (%d, %d):\n try:\n  s = socket.create_connection(('127.0.0.1', port), timeout=5)\n"
+              "  s.sendall(b'hi'); print(port, s.recv(100).decode() or 'closed')\n except OSError as e:\n  print(port, 'refused')" % (p, q))
+    backend = make_backend("docker", {"image_record": str(docker_image)})
+    work, home = tmp_path / "w", tmp_path / "h"
+    work.mkdir()
+    home.mkdir()
+    try:
+        code, out, err = backend.run([sys.executable, "-I", "-c", script], workdir=work, home=home,
+                                     env={"PATH": "/usr/bin:/bin"}, timeout=60, network=True, ports=(p,))
+    finally:
+        proxy.close()
+        other.close()
+    assert code == 0, err
+    assert out.decode().splitlines() == [f"{p} echo:hi", f"{q} refused"], (out, err)
+
+
+@pytest.mark.pipeline
+def test_a_real_harness_runs_in_its_image_as_it_does_under_bwrap(clone, tmp_path, docker_image):
+    """The real Claude Code CLI, driven by its replay script: in the `harnesses` image (Node copied
+    in, the pinned CLI mounted read-only), reaching only its session's proxy through the relay, its
+    sessions end as they do under bwrap (cleaved by the watcher, then a full second session)."""
+    from sdcs_bench.agents.install import installed, pins
+    from sdcs_bench.sandbox.bwrap import BwrapBackend
+
+    if not installed(pins()["claude_code"]):
+        pytest.skip("the pinned Claude Code CLI is not installed (specsnap install-harnesses)")
+    if not BwrapBackend.available():
+        pytest.skip("bubblewrap is not usable here")
+    work = tmp_path / "work"
+    seen = {}
+    for backend in ("bwrap", "docker"):
+        run = subprocess.run(
+            [sys.executable, "-m", "snakemake", "-s", str(clone / "Snakefile"), "--directory", str(work), "--cores",
+             "2", "--config", "study=mine", f"name=harness_{backend}",
+             f'overrides=["agent=[replay_claude_code]","arm=[State_MD_Only]","sandbox.backend={backend}"]'],
+            capture_output=True, text=True)
+        assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]
+        records = [json.loads(p.read_text())["session"] for p in
+                   sorted((work / "results" / f"harness_{backend}").glob("trials/*/session_*/stage.json"))]
+        assert {r["sandbox_backend"] for r in records} == {backend}
+        seen[backend] = [(r["session"], r["status"], r["exit_code"], r["model_calls"], r["cleave"]["fired"])
+                         for r in records]
+    assert seen["docker"] == seen["bwrap"] == [("S1", "cleaved", 0, 1, True), ("S2", "ok", 0, 3, False)]
+    images = list((work / "results" / "_cache" / "images").glob("*/*.json"))
+    assert [p.parent.name for p in images] == ["harnesses"]

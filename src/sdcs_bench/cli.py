@@ -320,14 +320,17 @@ def build_image_command(
     name: Annotated[str, typer.Argument(help="an image of containers/images.yaml, e.g. base")] = "base",
     results: ResultsOpt = Path("results"),
     record: Annotated[Optional[Path], typer.Option("--record", help="where to write the image record "
-                                                   "(default: results/_cache/images/<name>.json)")] = None,
+                                                   "(default: results/_cache/images/<name>/<digest>.json)")] = None,
 ) -> None:
     """Build a docker sandbox image (containers/<name>/) without any image registry, once."""
     from sdcs_bench.pipeline.layout import CacheLayout
-    from sdcs_bench.sandbox.images import build_image, context_dir
+    from sdcs_bench.sandbox.images import build_image, image_digest
 
-    context_dir(name)  # an unknown name is one line naming the images there are
-    where = record or Path(CacheLayout(str(results)).image_record(name))
+    digest = image_digest(name)[:12]  # an unknown name is one line naming the images there are
+    if record is not None and record.stem != digest:
+        raise SpecSnapError(f"containers/{name}/ changed after this run was planned (its digest is now {digest}, "
+                            f"the plan expects {record.stem}); rerun to plan the new image")
+    where = record or Path(CacheLayout(str(results)).image_record(name, digest))
     data = build_image(name, _writing(where.parent) and where, log=lambda m: print(f"specsnap: {m}", file=sys.stderr))
     _console().print(f"{data['tag']} ({data['id'][:19]}…), record in {where}")
 

@@ -60,8 +60,9 @@ CACHE = CacheLayout(RESULTS)
 SOURCE_PLANS = {Path(c["source"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values() if c["source"]}
 ENV_PLANS = {Path(c["environment"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values()
              if c["environment"]}
-# The docker backend's images the trials run in (containers/<name>/), by name -> their record.
-IMAGES = sorted({Path(c["image"]).stem for c in CELLS.values() if c.get("image")})
+# The docker backend's images the trials run in (containers/<name>/), by name and context digest.
+IMAGES = sorted({Path(c["image"]).parent.name for c in CELLS.values() if c.get("image")})
+IMAGE_DIGESTS = sorted({Path(c["image"]).stem for c in CELLS.values() if c.get("image")})
 
 
 wildcard_constraints:
@@ -70,6 +71,7 @@ wildcard_constraints:
     pin="|".join(map(re.escape, SOURCE_PLANS)) or "(?!)",
     env="|".join(map(re.escape, ENV_PLANS)) or "(?!)",
     image="|".join(map(re.escape, IMAGES)) or "(?!)",
+    digest="|".join(map(re.escape, IMAGE_DIGESTS)) or "(?!)",
 
 
 def source_plan(wildcards):
@@ -95,13 +97,6 @@ def image_inputs(wildcards):
     input, so the image is built first and a rebuilt image reruns them."""
     image = CELLS[wildcards.trial].get("image")
     return {"image": image} if image else {}
-
-
-def image_context(wildcards):
-    """Every file of containers/<image>/ and the catalogue: a changed file rebuilds exactly this image."""
-    from sdcs_bench.sandbox.images import containers_dir, context_files
-
-    return [str(containers_dir() / "images.yaml"), *map(str, context_files(wildcards.image))]
 
 
 def stages(trial):

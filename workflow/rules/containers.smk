@@ -1,14 +1,14 @@
 # The docker backend's images (docs/containers.md): each built once with the docker SDK, without
-# any image registry; the record (tag and image id) is what the trials using it take as input.
+# any image registry. The record (tag and image id) is named by the digest of the image's build
+# context, so a changed Dockerfile is a new record: exactly that image is rebuilt, and exactly the
+# trials that run in it rerun (their plan names the new record).
 rule build_image:
-    input:
-        image_context,
     output:
-        record=CACHE.image_record("{image}"),
+        record=CACHE.image_record("{image}", "{digest}"),
     log:
-        STUDY.log("build_image", "{image}"),
+        STUDY.log("build_image", "{image}.{digest}"),
     benchmark:
-        STUDY.benchmark("build_image", "{image}")
+        STUDY.benchmark("build_image", "{image}.{digest}")
     conda:
         "../envs/specsnap.yaml"
     shell:

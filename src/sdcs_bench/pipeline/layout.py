@@ -9,7 +9,7 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
     results/_cache/   shared by every run under one results directory (``CacheLayout``):
       sources/<pin>/source.json + the archive + tree/      a real repository's source, by its hash
       envs/<key>/env.json + venv/                           its environment, by interpreter and pins
-      images/<name>.json                                    a docker image as built (tag, image id)
+      images/<name>/<digest>.json                           a docker image as built (tag, image id)
       trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
         scaffold/manifest.json
         session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff
@@ -116,9 +116,10 @@ class CacheLayout:
     def env_record(self, key: str) -> str:
         return f"{self.env_dir(key)}/{ENV_RECORD}"
 
-    def image_record(self, name: str) -> str:
-        """The docker backend's image ``name`` as built (its tag and image id)."""
-        return f"{self.root}/images/{name}.json"
+    def image_record(self, name: str, digest: str) -> str:
+        """The docker backend's image ``name`` as built (its tag and image id), by the digest of
+        its build context: a changed Dockerfile is a new record, so a new build."""
+        return f"{self.root}/images/{name}/{digest}.json"
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ it affects: files whose content did not change are not touched.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import itertools
@@ -226,7 +227,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                     for s in schedule
                 ],
                 "stages": trial_stages(workload, variant_cfg, len(schedule)),
-                "sandbox": sandbox_settings(backend, cfg["sandbox"], Path(results)),
+                "sandbox": sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg),
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
                 "work_dir": str(study_work_root(study_dir) / tid),
@@ -236,21 +237,33 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
 
 
-def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path) -> dict[str, Any]:
+@functools.cache
+def _image_digest(name: str, root: str) -> str:
+    """Once per image and project in a plan (hashing a context with the Node runtime takes a moment)."""
+    from sdcs_bench.sandbox.images import image_digest
+
+    return image_digest(name)[:12]
+
+
+def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: dict[str, Any]) -> dict[str, Any]:
     """A trial's sandbox: its backend and, for docker, the image record its stages take as input
     (checked against ``containers/images.yaml`` here, before any work) and the per-container limits."""
     if backend != "docker":
         return {"backend": backend}
+    from sdcs_bench.agents.install import pins
     from sdcs_bench.pipeline.layout import CacheLayout
     from sdcs_bench.sandbox.images import engine, image_names
 
     docker = dict(cfg.get("docker") or {})
-    image = str(docker.pop("image", "base"))
+    image = str(docker.pop("image", "auto"))
+    if image == "auto":  # a real agent CLI runs in the image with its runtime; everything else in base
+        image = "harnesses" if agent.get("harness") in pins() else "base"
     if image not in image_names():
-        raise unknown("image (sandbox.docker.image)", image, image_names())
+        raise unknown("image (sandbox.docker.image)", image, ["auto", *image_names()])
     engine()  # no engine answering is one line now, not a failed job later
+    digest = _image_digest(image, str(project_root()))
     return {"backend": backend, "docker": {**docker, "image": image,
-                                           "image_record": CacheLayout(str(results)).image_record(image)}}
+                                           "image_record": CacheLayout(str(results)).image_record(image, digest)}}
 
 
 def _validate_trials(trials: list[dict]) -> None:

@@ -59,13 +59,15 @@ class Backend(ABC):
     @abstractmethod
     def wrap(
         self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
-        read_only: list[Path] = (), pass_fds: tuple[int, ...] = (),
+        read_only: list[Path] = (), pass_fds: tuple[int, ...] = (), ports: tuple[int, ...] = (),
     ) -> list[str]:
         """The command line that runs ``argv`` inside the sandbox. ``read_only`` are paths inside
         ``workdir`` the process must not change (the scorer's test tree); a backend that cannot
         enforce it says so (``enforces_read_only``) and the scorer checks them by hash instead.
         ``pass_fds`` are file descriptors the process inherits (at the same numbers) for writing,
-        such as the scorer's verdict pipe."""
+        such as the scorer's verdict pipe. ``ports``, with ``network``: the ports on 127.0.0.1 the
+        command needs (its model proxy); a backend that can confine it to them does (docker), the
+        others give it the host's network."""
 
     def spawn(
         self,
@@ -78,13 +80,14 @@ class Backend(ABC):
         ro_binds: list[Path] | None = None,
         read_only: list[Path] | None = None,
         pass_fds: tuple[int, ...] = (),
+        ports: tuple[int, ...] = (),
         stdin: int | IO | None = subprocess.DEVNULL,
         stdout: int | IO | None = None,
         stderr: int | IO | None = None,
     ) -> subprocess.Popen:
         """Start ``argv`` as the leader of a new process group (so one kill ends all of it)."""
         cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []),
-                        read_only=list(read_only or []), pass_fds=tuple(pass_fds))
+                        read_only=list(read_only or []), pass_fds=tuple(pass_fds), ports=tuple(ports))
         return subprocess.Popen(
             cmd, cwd=workdir, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
             pass_fds=pass_fds,
@@ -102,11 +105,12 @@ class Backend(ABC):
         ro_binds: list[Path] | None = None,
         read_only: list[Path] | None = None,
         pass_fds: tuple[int, ...] = (),
+        ports: tuple[int, ...] = (),
     ) -> tuple[int | None, bytes, bytes]:
         """Run to completion; on timeout kill the whole group and return ``None`` as exit code."""
         proc = self.spawn(
             argv, workdir=workdir, home=home, env=env, network=network, ro_binds=ro_binds,
-            read_only=read_only, pass_fds=pass_fds, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            read_only=read_only, pass_fds=pass_fds, ports=ports, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         try:
             out, err = proc.communicate(timeout=timeout)

@@ -30,7 +30,7 @@ class BwrapBackend(Backend):
         return subprocess.run(probe, capture_output=True).returncode == 0
 
     def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
-             read_only: list[Path] = (), pass_fds: tuple[int, ...] = ()) -> list[str]:
+             read_only: list[Path] = (), pass_fds: tuple[int, ...] = (), ports: tuple[int, ...] = ()) -> list[str]:
         workdir, home = workdir.resolve(), home.resolve()
         cmd = [
             shutil.which("bwrap") or "bwrap",

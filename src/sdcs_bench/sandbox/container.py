@@ -23,6 +23,9 @@ from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
 SHIM = Path(__file__).with_name("container_shim.py")
 SANDBOX_LABEL = "org.specsnap.sandbox"
 DEFAULT_LIMITS = {"memory": "4g", "cpus": 2.0, "pids": 1024}
+# The image provides the system: a path a harness names for its runtime (Node's prefix, /usr) is
+# never mounted over it from the host.
+SYSTEM_DIRS = frozenset({"/", "/usr", "/usr/local", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var"})
 
 
 def _limits(options: dict[str, Any]) -> dict[str, Any]:
@@ -75,13 +78,13 @@ class DockerBackend(Backend):
             return False
 
     def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
-             read_only: list[Path] = (), pass_fds: tuple[int, ...] = ()) -> list[str]:
+             read_only: list[Path] = (), pass_fds: tuple[int, ...] = (), ports: tuple[int, ...] = ()) -> list[str]:
         import json
 
         workdir, home = workdir.resolve(), home.resolve()
         mounts: dict[str, dict[str, Any]] = {}
         for path in [*runtime_roots(), *(p.resolve() for p in ro_binds)]:
-            if path.exists():
+            if path.exists() and str(path) not in SYSTEM_DIRS:
                 mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": True}
         for path in (workdir, home):
             mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": False}
@@ -94,7 +97,10 @@ class DockerBackend(Backend):
             "workdir": str(workdir),
             "user": f"{os.getuid()}:{os.getgid()}",
             "labels": {SANDBOX_LABEL: sandbox_marker(workdir)},
-            "network": "host" if network else "none",
+            # The host's network only for a command that asked for it without naming its ports;
+            # one that names them (a harness and its proxy) gets exactly those, relayed.
+            "network": "host" if network and not ports else "none",
+            "ports": list(ports) if network else [],
             "mounts": sorted(mounts.values(), key=lambda m: m["target"].count("/")),
             "limits": self.limits,
             "stdin": True,

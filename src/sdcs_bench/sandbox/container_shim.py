@@ -21,16 +21,63 @@ import sys
 import tempfile
 import threading
 
-# Run first inside the container: open each relayed descriptor's FIFO at its number, then exec the
-# command, so the command inherits the descriptor as it would outside a container.
-OPENER = """import os, sys
+# Run first inside the container, before the command: for each relayed port, a child process that
+# listens on 127.0.0.1:PORT (the container has no other network) and carries each connection
+# through a unix socket mounted from the host, where this shim connects it to the host's
+# 127.0.0.1:PORT; then each relayed descriptor's FIFO opened at its number; then exec the command,
+# which thus inherits the descriptors and finds its endpoint as it would outside a container.
+OPENER = """import os, socket, sys, threading
 i = sys.argv.index("--")
-for pair in sys.argv[1:i]:
-    path, number = pair.rsplit("=", 1)
-    fd = os.open(path, os.O_WRONLY)
-    if fd != int(number):
-        os.dup2(fd, int(number))
-        os.close(fd)
+pairs = [a.split(":", 1)[1].rsplit("=", 1) + [a.split(":", 1)[0]] for a in sys.argv[1:i]]
+ports = [(path, int(n)) for path, n, kind in pairs if kind == "port"]
+def pump(a, b):
+    try:
+        while data := a.recv(65536):
+            b.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for s in (a, b):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+def serve(listener, path):
+    while True:
+        conn, _ = listener.accept()
+        up = socket.socket(socket.AF_UNIX)
+        try:
+            up.connect(path)
+        except OSError:
+            conn.close()
+            continue
+        threading.Thread(target=pump, args=(conn, up), daemon=True).start()
+        threading.Thread(target=pump, args=(up, conn), daemon=True).start()
+if ports:
+    ready_r, ready_w = os.pipe()
+    if os.fork() == 0:
+        os.close(ready_r)
+        listeners = []
+        for path, n in ports:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", n))
+            s.listen(64)
+            listeners.append((s, path))
+        os.write(ready_w, b"1")
+        os.close(ready_w)
+        for s, path in listeners[1:]:
+            threading.Thread(target=serve, args=(s, path), daemon=True).start()
+        serve(*listeners[0])
+    os.close(ready_w)
+    os.read(ready_r, 1)
+    os.close(ready_r)
+for path, n, kind in pairs:
+    if kind == "fd":
+        fd = os.open(path, os.O_WRONLY)
+        if fd != int(n):
+            os.dup2(fd, int(n))
+            os.close(fd)
 os.execvp(sys.argv[i + 1], sys.argv[i + 1:])
 """
 
@@ -77,8 +124,39 @@ def _relay(fifo: str, number: int) -> None:
             pass
 
 
+def _pump(a: socket.socket, b: socket.socket) -> None:
+    try:
+        while data := a.recv(65536):
+            b.sendall(data)
+    except OSError:
+        pass
+    finally:
+        for sock in (a, b):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+def _serve_port(server: socket.socket, port: int) -> None:
+    """Each connection the container makes to its 127.0.0.1:port, to the host's 127.0.0.1:port."""
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        try:
+            up = socket.create_connection(("127.0.0.1", port))
+        except OSError:
+            conn.close()
+            continue
+        threading.Thread(target=_pump, args=(conn, up), daemon=True).start()
+        threading.Thread(target=_pump, args=(up, conn), daemon=True).start()
+
+
 def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
-    """A FIFO per inherited descriptor, mounted into the container; the command line that opens them."""
+    """A FIFO per inherited descriptor and a unix socket per port, mounted into the container; the
+    command line that sets them up inside it."""
     pairs = []
     for number in spec["pass_fds"]:
         fifo = os.path.join(scratch, f"fd-{number}")
@@ -86,15 +164,24 @@ def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
         target = f"/run/specsnap/fd-{number}"
         spec["mounts"].append({"type": "bind", "source": fifo, "target": target, "read_only": False})
         threading.Thread(target=_relay, args=(fifo, number), daemon=True).start()
-        pairs.append(f"{target}={number}")
+        pairs.append(f"fd:{target}={number}")
+    for port in spec["ports"]:
+        path = os.path.join(scratch, f"port-{port}.sock")
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(path)
+        server.listen(64)
+        target = f"/run/specsnap/port-{port}.sock"
+        spec["mounts"].append({"type": "bind", "source": path, "target": target, "read_only": False})
+        threading.Thread(target=_serve_port, args=(server, port), daemon=True).start()
+        pairs.append(f"port:{target}={port}")
     return [spec["python"], "-I", "-S", "-c", OPENER, *pairs, "--", *argv] if pairs else argv
 
 
 def main() -> int:
     spec = json.loads(sys.argv[1])
-    if not spec["pass_fds"]:
+    if not spec["pass_fds"] and not spec["ports"]:
         return _main(spec, "")
-    # The FIFOs' directory is named by the sandbox, so the backend's reap removes it if we are killed.
+    # The relays' directory is named by the sandbox, so the backend's reap removes it if we are killed.
     scratch = tempfile.mkdtemp(prefix=f"{spec['relay_prefix']}")
     try:
         return _main(spec, scratch)

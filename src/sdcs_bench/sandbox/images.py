@@ -77,11 +77,46 @@ def rootfs_tag() -> str:
     return f"specsnap/rootfs:{spec['suite']}-{digest}"
 
 
+def _entry(name: str) -> dict[str, Any]:
+    context_dir(name)
+    return dict(catalogue()["images"][name] or {})
+
+
+def parent_image(name: str) -> str | None:
+    """The image ``name`` is built FROM (``from:``), or None for one built from the rootfs."""
+    parent = _entry(name).get("from")
+    if parent is not None:
+        context_dir(str(parent))
+    return str(parent) if parent else None
+
+
+# Host files an image may copy in (``host_files:``), resolved when it is built.
+HOST_FILES: dict[str, Callable[[], Path | None]] = {
+    "node": lambda: Path(shutil.which("node")).resolve() if shutil.which("node") else None,
+}
+
+
+def host_files(name: str) -> list[Path]:
+    files = []
+    for key in _entry(name).get("host_files") or []:
+        if key not in HOST_FILES:
+            raise unknown(f"host file of image {name}", str(key), HOST_FILES)
+        path = HOST_FILES[key]()
+        if path is None or not path.is_file():
+            raise SpecSnapError(f"image {name} needs the host's {key}, which is not installed here")
+        files.append(path)
+    return files
+
+
 def image_digest(name: str) -> str:
-    h = hashlib.sha256(rootfs_tag().encode())
+    """Over the rootfs fields, the parent image's digest, the build context and the host files."""
+    parent = parent_image(name)
+    h = hashlib.sha256((rootfs_tag() + (image_digest(parent) if parent else "")).encode())
     root = context_dir(name)
     for path in context_files(name):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in host_files(name):
+        h.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -151,31 +186,48 @@ def ensure_rootfs(client, log: Callable[[str], None] = print) -> str:
     return client.images.get(tag).id
 
 
-def build_image(name: str, record: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Build ``containers/<name>`` (once: an image with its tag already in the engine is reused)
-    and write its record."""
+def _build(client, name: str, log: Callable[[str], None]):
+    """The image ``name`` (its parent first), built unless the engine has its tag already."""
     import docker
 
-    client = engine()
-    rootfs_id = ensure_rootfs(client, log)
     tag = image_tag(name)
     try:
         image = client.images.get(tag)
         log(f"{tag} is already built ({image.id})")
+        return image
     except docker.errors.ImageNotFound:
+        pass
+    parent = parent_image(name)
+    args = {"ROOTFS": rootfs_tag(), **({"BASE": _build(client, parent, log).id} if parent else {})}
+    with tempfile.TemporaryDirectory(prefix="specsnap-context-") as tmp:
+        context = Path(tmp) / "context"
+        shutil.copytree(context_dir(name), context, symlinks=True)
+        for path in host_files(name):
+            dest = context / "host" / path.relative_to("/")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest)
         log(f"building {tag} from {context_dir(name)}")
         try:
-            image, output = client.images.build(path=str(context_dir(name)), tag=tag, network_mode="none",
-                                                buildargs={"ROOTFS": rootfs_tag()}, rm=True, forcerm=True,
-                                                pull=False)
+            image, output = client.images.build(path=str(context), tag=tag, network_mode="none", buildargs=args,
+                                                rm=True, forcerm=True, pull=False)
         except docker.errors.BuildError as exc:
             lines = [c.get("stream", c.get("error", "")).rstrip() for c in exc.build_log if isinstance(c, dict)]
             raise SpecSnapError(f"image {name} failed to build: {exc.msg}\n" + "\n".join(lines[-10:])) from None
-        for chunk in output:
-            if isinstance(chunk, dict) and chunk.get("stream", "").strip():
-                log(chunk["stream"].rstrip())
-    data = {"name": name, "tag": tag, "id": image.id, "digest": image_digest(name), "rootfs": rootfs_tag(),
-            "rootfs_id": rootfs_id, "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    for chunk in output:
+        if isinstance(chunk, dict) and chunk.get("stream", "").strip():
+            log(chunk["stream"].rstrip())
+    return image
+
+
+def build_image(name: str, record: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Build ``containers/<name>`` (once: an image with its tag already in the engine is reused)
+    and write its record."""
+    client = engine()
+    rootfs_id = ensure_rootfs(client, log)
+    image = _build(client, name, log)
+    data = {"name": name, "tag": image_tag(name), "id": image.id, "digest": image_digest(name),
+            "rootfs": rootfs_tag(), "rootfs_id": rootfs_id, "parent": parent_image(name),
+            "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     record.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(record, json.dumps(data, indent=2) + "\n")
     return data

@@ -23,7 +23,7 @@ class LocalBackend(Backend):
         return True
 
     def wrap(self, argv: list[str], *, workdir: Path, home: Path, network: bool, ro_binds: list[Path],
-             read_only: list[Path] = (), pass_fds: tuple[int, ...] = ()) -> list[str]:
+             read_only: list[Path] = (), pass_fds: tuple[int, ...] = (), ports: tuple[int, ...] = ()) -> list[str]:
         if not LocalBackend._warned:
             warnings.warn(
                 "sandbox backend 'local' gives the agent no isolation: it can read hidden tests and "

@@ -172,7 +172,7 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
         try:
             proc = backend.spawn(
                 invocation.argv, workdir=ctx.workdir, home=ctx.home, env=env, network=invocation.network,
-                ro_binds=[*invocation.ro_binds, *readable],
+                ro_binds=[*invocation.ro_binds, *readable], ports=_ports(ctx.endpoint),
                 stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
                 stdout=out, stderr=err,
             )
@@ -196,6 +196,14 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
             backend.reap(ctx.workdir)
             escaped = kill_marked(marker)  # ...not even what left its process group
     return _Exit(code, timed_out, at, round(time.monotonic() - t0, 3), escaped)
+
+
+def _ports(endpoint: str | None) -> tuple[int, ...]:
+    """The port of the session's model proxy on 127.0.0.1: all the network a harness needs."""
+    from urllib.parse import urlsplit
+
+    port = urlsplit(endpoint).port if endpoint else None
+    return (port,) if port else ()
 
 
 def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: float, controller: CleaveController,
