@@ -1,4 +1,5 @@
 # Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
+import os
 import re
 import sys
 from pathlib import Path
@@ -7,13 +8,24 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.core.paths import use_project
+from sdcs_bench.core.paths import workflow_project
 
 # The project is the checkout this Snakefile is in (never the one the package was installed from):
-# every job, local or on a cluster node, reads conf/ and tiers/ from here.
-PROJECT_ROOT = str(use_project(Path(workflow.main_snakefile).parent))
+# every job, local or on a cluster node, reads conf/ and tiers/ from here (or, for a job on a
+# cluster without a shared file system given only the workflow's sources, from the copy of the
+# same checkout its job image carries: containers/job/).
+PROJECT_ROOT = str(workflow_project(Path(workflow.main_snakefile).parent, workflow.is_main_process))
 from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, CacheLayout, StudyLayout
-from sdcs_bench.pipeline.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
+from sdcs_bench.pipeline.plan import (
+    API_PROVIDERS,
+    CELLS_VAR,
+    make_plan,
+    pack_cells,
+    read_cells,
+    run_name,
+    unpack_cells,
+    write_plan,
+)
 
 
 
@@ -23,7 +35,7 @@ def stop(message):
     sys.exit(2)
 
 
-validate(config, schema="../schemas/config.schema.yaml")
+validate(config, schema=str(Path(PROJECT_ROOT) / "workflow" / "schemas" / "config.schema.yaml"))
 
 STUDY_NAME = config["study"]
 RESULTS = config["results"]
@@ -53,7 +65,27 @@ if workflow.is_main_process:
 
         stop(disk_error_message(exc) or exc)
 
-CELLS = {cell["trial"]: cell for cell in read_cells(STUDY.cells)}
+# Without a shared file system (a default storage provider, e.g. S3 on Kubernetes) every file goes
+# through the storage: the plan this process wrote is published there by the local rule
+# publish_plan, and a job is handed the cells table in an environment variable.
+IN_STORAGE = workflow.storage_settings.default_storage_provider is not None
+if IN_STORAGE and not workflow.is_main_process:
+    if CELLS_VAR not in os.environ:
+        stop(f"{CELLS_VAR} is not set: this job was not started by a SpecSnap run")
+    CELLS = {cell["trial"]: cell for cell in unpack_cells(os.environ[CELLS_VAR])}
+else:
+    CELLS = {cell["trial"]: cell for cell in read_cells(STUDY.cells)}
+if IN_STORAGE and workflow.is_main_process:
+    try:
+        os.environ[CELLS_VAR] = pack_cells(STUDY.cells)
+    except SpecSnapError as exc:
+        stop(exc)
+if IN_STORAGE:
+
+    envvars:
+        CELLS_VAR,
+
+
 # Real repositories: each planned source and environment (cached once per pin under results/_cache,
 # shared by every run), by its cache key -> the plan file its rule reads.
 CACHE = CacheLayout(RESULTS)
@@ -112,11 +144,6 @@ def runtime_min(stage_kind):
     """Resource function: a job's wall-time limit in minutes, from the trial's own settings (the
     session timeout times its attempts, plus backoff; the scoring timeout), for cluster executors."""
     return lambda wildcards: int(CELLS[wildcards.trial][f"{stage_kind}_runtime_min"])
-
-
-# Without a shared file system (a default storage provider, e.g. S3 on Kubernetes), the plan this
-# process wrote is published to the storage by the local rule publish_plan; every job reads it there.
-IN_STORAGE = workflow.storage_settings.default_storage_provider is not None
 
 
 def trial_config(wildcards):

@@ -53,6 +53,16 @@ def use_project(root: Path | str) -> Path:
     return root
 
 
+def workflow_project(snakefile_dir: Path, main_process: bool) -> Path:
+    """The project a Snakemake process uses: the Snakefile's checkout; for a remote job whose
+    deployed sources hold only the workflow (no tiers/), the one ``SPECSNAP_ROOT`` names (the job
+    image's copy of the same checkout)."""
+    env = os.environ.get("SPECSNAP_ROOT")
+    if not is_project(Path(snakefile_dir)) and not main_process and env:
+        return use_project(env)
+    return use_project(snakefile_dir)
+
+
 def installed_checkout() -> Path | None:
     """The checkout the package itself was installed from (an editable install), if any: its hidden
     tests and gold must stay invisible to agents as well, whichever clone a study runs in."""

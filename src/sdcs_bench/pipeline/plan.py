@@ -400,3 +400,30 @@ def _check_identity(plan: Plan) -> None:
 def read_cells(path: Path) -> list[dict[str, str]]:
     with open(path, newline="") as fh:
         return list(csv.DictReader(fh, delimiter="\t"))
+
+
+# A job on a cluster without a shared file system parses the workflow before any file reaches it:
+# the main process hands it the cells table in this environment variable (Snakemake's `envvars:`,
+# which the Kubernetes executor passes through a Secret), compressed.
+CELLS_VAR = "SPECSNAP_PLAN_CELLS"
+CELLS_VAR_LIMIT = 120_000  # one environment string must stay under the kernel's 128 KiB
+
+
+def pack_cells(path: Path) -> str:
+    import base64
+    import zlib
+
+    packed = base64.b64encode(zlib.compress(Path(path).read_bytes(), 9)).decode()
+    if len(packed) > CELLS_VAR_LIMIT:
+        raise SpecSnapError(f"this plan's cells table is {len(packed)} bytes packed, more than a job on a cluster "
+                            f"without a shared file system can be handed ({CELLS_VAR_LIMIT}); split the study "
+                            "into smaller runs (overrides) or use a cluster with a shared file system")
+    return packed
+
+
+def unpack_cells(packed: str) -> list[dict[str, str]]:
+    import base64
+    import zlib
+
+    text = zlib.decompress(base64.b64decode(packed)).decode()
+    return list(csv.DictReader(io.StringIO(text, newline=""), delimiter="\t"))

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.agents.expectations import expected_reference_score
+from sdcs_bench.core.archive import safe_extract
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_temporaries
 from sdcs_bench.sandbox import make_backend
@@ -47,7 +48,7 @@ def restore_snapshot(stage_dir: Path, workdir: Path) -> None:
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
     with tarfile.open(stage_dir / SNAPSHOT) as tar:
-        tar.extractall(workdir, filter="tar")
+        safe_extract(tar, workdir, "tar")
 
 
 def _clear_live(trial: TrialSpec) -> None:

@@ -108,8 +108,27 @@ def host_files(name: str) -> list[Path]:
     return files
 
 
+# What of the project a `project: true` image carries (the package, the workflow, the workloads).
+PROJECT_PARTS = ("Snakefile", "pyproject.toml", "README.md", "src", "conf", "tiers", "real_repos", "workflow",
+                 "harnesses", "containers")
+
+
+def project_files(name: str) -> list[Path]:
+    if not _entry(name).get("project"):
+        return []
+    root = project_root()
+    files = []
+    for part in PROJECT_PARTS:
+        path = root / part
+        candidates = [path] if path.is_file() else sorted(path.rglob("*")) if path.is_dir() else []
+        files += [p for p in candidates if p.is_file() and "__pycache__" not in p.parts
+                  and not any(x.endswith(".egg-info") for x in p.parts)]
+    return files
+
+
 def image_digest(name: str) -> str:
-    """Over the rootfs fields, the parent image's digest, the build context and the host files."""
+    """Over the rootfs fields, the parent image's digest, the build context, the host files and,
+    for an image that carries the project, the project's files."""
     parent = parent_image(name)
     h = hashlib.sha256((rootfs_tag() + (image_digest(parent) if parent else "")).encode())
     root = context_dir(name)
@@ -117,6 +136,8 @@ def image_digest(name: str) -> str:
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     for path in host_files(name):
         h.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in project_files(name):
+        h.update(path.relative_to(project_root()).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
@@ -186,6 +207,22 @@ def ensure_rootfs(client, log: Callable[[str], None] = print) -> str:
     return client.images.get(tag).id
 
 
+def _wheels(name: str, context: Path, log: Callable[[str], None]) -> None:
+    """Wheels of what the image installs (``wheels:``; ``project`` is the context's copy of the
+    project), built on the host: the image build itself has no network."""
+    import sys
+
+    wanted = [str(context / w) if w.startswith("project") else str(w) for w in _entry(name).get("wheels") or []]
+    if not wanted:
+        return
+    log(f"building wheels for {name}: {' '.join(map(str, _entry(name)['wheels']))}")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--disable-pip-version-check",
+                           "--wheel-dir", str(context / "wheels"), *wanted], capture_output=True, text=True)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-8:])
+        raise SpecSnapError(f"image {name}: pip wheel failed (exit {proc.returncode}):\n{tail}")
+
+
 def _build(client, name: str, log: Callable[[str], None]):
     """The image ``name`` (its parent first), built unless the engine has its tag already."""
     import docker
@@ -206,6 +243,11 @@ def _build(client, name: str, log: Callable[[str], None]):
             dest = context / "host" / path.relative_to("/")
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, dest)
+        for path in project_files(name):
+            dest = context / "project" / path.relative_to(project_root())
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, dest)
+        _wheels(name, context, log)
         log(f"building {tag} from {context_dir(name)}")
         try:
             image, output = client.images.build(path=str(context), tag=tag, network_mode="none", buildargs=args,

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.archive import safe_extract
 from sdcs_bench.core.fsutil import atomic_path, atomic_write
 from sdcs_bench.trial.repo import SourcePin, source_tree
 
@@ -130,7 +131,7 @@ def _unpack(archive: Path, dest: Path, strip_top: bool) -> None:
                 zf.extractall(out)
         else:
             with tarfile.open(archive) as tar:
-                tar.extractall(out, filter="data")
+                safe_extract(tar, out, "data")
         root = out
         if strip_top:
             tops = list(out.iterdir())
