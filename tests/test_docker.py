@@ -40,19 +40,21 @@ def test_the_agent_holds_no_capability_and_cannot_gain_one(docker_image, tmp_pat
     assert b"MOUNTED" not in out
 
 
-def test_a_killed_shim_leaves_no_container(docker_image, docker_engine, tmp_path):
-    """SIGKILL of the runner's process group cannot reach a container; the backend's reap does."""
+def test_a_killed_shim_takes_its_container_down_and_reap_removes_it(docker_image, docker_engine, tmp_path):
+    """SIGKILL of the runner's process group (a killed study) cannot reach a container directly:
+    its lifeline does, with nothing else called, and the backend's reap then removes it."""
     import signal
     import time
 
-    from sdcs_bench.sandbox.container import SANDBOX_LABEL
     from sdcs_bench.sandbox.base import sandbox_marker
+    from sdcs_bench.sandbox.container import SANDBOX_LABEL
 
     backend = make_backend("docker", {"image_record": str(docker_image)})
     work, home = tmp_path / "w", tmp_path / "h"
     work.mkdir()
     home.mkdir()
-    proc = backend.spawn(["sleep", "300"], workdir=work, home=home, env={"PATH": "/usr/bin:/bin"})
+    proc = backend.spawn(["sh", "-c", "sleep 300 & sleep 301"], workdir=work, home=home,
+                         env={"PATH": "/usr/bin:/bin"})
     label = {"label": f"{SANDBOX_LABEL}={sandbox_marker(work)}"}
     deadline = time.monotonic() + 60
     while not docker_engine.containers.list(filters=label):
@@ -60,9 +62,20 @@ def test_a_killed_shim_leaves_no_container(docker_image, docker_engine, tmp_path
         time.sleep(0.2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert docker_engine.containers.list(filters=label), "the container outlived its shim (this is what reap is for)"
+    deadline = time.monotonic() + 20
+    while docker_engine.containers.list(filters=label) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not docker_engine.containers.list(filters=label), "the container kept running after its shim died"
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 30")]
     assert len(backend.reap(work)) == 1
     assert not docker_engine.containers.list(all=True, filters=label)
+
+
+def _cmdline(proc: Path) -> str:
+    try:
+        return (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
 
 
 def test_an_image_tag_follows_its_own_build_context_only(clone):

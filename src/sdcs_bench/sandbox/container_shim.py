@@ -6,8 +6,10 @@ The docker backend's ``wrap`` puts this in front of the agent's (or the scorer's
 so the session runner keeps its one interface: a process whose stdin, stdout, stderr and exit code
 are the container's. The container gets this process's environment (the sandbox marker
 included, so a kill by marker reaches what runs inside it), carries the sandbox's label, and is
-removed when the command ends. If this process is killed, the backend's ``reap`` removes the
-container by its label. Run as a file, so it imports nothing of sdcs_bench.
+removed when the command ends. If this process is killed (a cleave, a timeout, a killed study),
+everything in the container dies with it through the lifeline (a FIFO only this process writes to,
+watched from inside), and the backend's ``reap`` removes the container by its label. Run as a
+file, so it imports nothing of sdcs_bench.
 """
 
 from __future__ import annotations
@@ -26,10 +28,19 @@ import threading
 # through a unix socket mounted from the host, where this shim connects it to the host's
 # 127.0.0.1:PORT; then each relayed descriptor's FIFO opened at its number; then exec the command,
 # which thus inherits the descriptors and finds its endpoint as it would outside a container.
-OPENER = """import os, socket, sys, threading
+OPENER = """import os, signal, socket, sys, threading
 i = sys.argv.index("--")
 pairs = [a.split(":", 1)[1].rsplit("=", 1) + [a.split(":", 1)[0]] for a in sys.argv[1:i]]
 ports = [(path, int(n)) for path, n, kind in pairs if kind == "port"]
+for path, n, kind in pairs:
+    if kind == "life" and os.fork() == 0:
+        # The lifeline: a FIFO whose only writer is the shim on the host. If the shim dies (even by
+        # SIGKILL, with the session runner), the read ends and everything in the container dies.
+        fd = os.open(path, os.O_RDONLY)
+        while os.read(fd, 64):
+            pass
+        os.kill(-1, signal.SIGKILL)
+        os._exit(0)
 def pump(a, b):
     try:
         while data := a.recv(65536):
@@ -155,8 +166,8 @@ def _serve_port(server: socket.socket, port: int) -> None:
 
 
 def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
-    """A FIFO per inherited descriptor and a unix socket per port, mounted into the container; the
-    command line that sets them up inside it."""
+    """A FIFO per inherited descriptor and a unix socket per port, mounted into the container, and
+    the lifeline; the command line that sets them up inside it."""
     pairs = []
     for number in spec["pass_fds"]:
         fifo = os.path.join(scratch, f"fd-{number}")
@@ -174,13 +185,15 @@ def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
         spec["mounts"].append({"type": "bind", "source": path, "target": target, "read_only": False})
         threading.Thread(target=_serve_port, args=(server, port), daemon=True).start()
         pairs.append(f"port:{target}={port}")
-    return [spec["python"], "-I", "-S", "-c", OPENER, *pairs, "--", *argv] if pairs else argv
+    life = os.path.join(scratch, "lifeline")
+    os.mkfifo(life, 0o600)
+    spec["lifeline_fd"] = os.open(life, os.O_RDWR)  # held until this process ends, however it ends
+    spec["mounts"].append({"type": "bind", "source": life, "target": "/run/specsnap/lifeline", "read_only": True})
+    return [spec["python"], "-I", "-S", "-c", OPENER, "life:/run/specsnap/lifeline=0", *pairs, "--", *argv]
 
 
 def main() -> int:
     spec = json.loads(sys.argv[1])
-    if not spec["pass_fds"] and not spec["ports"]:
-        return _main(spec, "")
     # The relays' directory is named by the sandbox, so the backend's reap removes it if we are killed.
     scratch = tempfile.mkdtemp(prefix=f"{spec['relay_prefix']}")
     try:
