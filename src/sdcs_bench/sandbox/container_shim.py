@@ -23,76 +23,6 @@ import sys
 import tempfile
 import threading
 
-# Run first inside the container, before the command: for each relayed port, a child process that
-# listens on 127.0.0.1:PORT (the container has no other network) and carries each connection
-# through a unix socket mounted from the host, where this shim connects it to the host's
-# 127.0.0.1:PORT; then each relayed descriptor's FIFO opened at its number; then exec the command,
-# which thus inherits the descriptors and finds its endpoint as it would outside a container.
-OPENER = """import os, signal, socket, sys, threading
-i = sys.argv.index("--")
-pairs = [a.split(":", 1)[1].rsplit("=", 1) + [a.split(":", 1)[0]] for a in sys.argv[1:i]]
-ports = [(path, int(n)) for path, n, kind in pairs if kind == "port"]
-for path, n, kind in pairs:
-    if kind == "life" and os.fork() == 0:
-        # The lifeline: a FIFO whose only writer is the shim on the host. If the shim dies (even by
-        # SIGKILL, with the session runner), the read ends and everything in the container dies.
-        fd = os.open(path, os.O_RDONLY)
-        while os.read(fd, 64):
-            pass
-        os.kill(-1, signal.SIGKILL)
-        os._exit(0)
-def pump(a, b):
-    try:
-        while data := a.recv(65536):
-            b.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for s in (a, b):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-def serve(listener, path):
-    while True:
-        conn, _ = listener.accept()
-        up = socket.socket(socket.AF_UNIX)
-        try:
-            up.connect(path)
-        except OSError:
-            conn.close()
-            continue
-        threading.Thread(target=pump, args=(conn, up), daemon=True).start()
-        threading.Thread(target=pump, args=(up, conn), daemon=True).start()
-if ports:
-    ready_r, ready_w = os.pipe()
-    if os.fork() == 0:
-        os.close(ready_r)
-        listeners = []
-        for path, n in ports:
-            s = socket.socket()
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("127.0.0.1", n))
-            s.listen(64)
-            listeners.append((s, path))
-        os.write(ready_w, b"1")
-        os.close(ready_w)
-        for s, path in listeners[1:]:
-            threading.Thread(target=serve, args=(s, path), daemon=True).start()
-        serve(*listeners[0])
-    os.close(ready_w)
-    os.read(ready_r, 1)
-    os.close(ready_r)
-for path, n, kind in pairs:
-    if kind == "fd":
-        fd = os.open(path, os.O_WRONLY)
-        if fd != int(n):
-            os.dup2(fd, int(n))
-            os.close(fd)
-os.execvp(sys.argv[i + 1], sys.argv[i + 1:])
-"""
-
-
 def _copy_stdin(sock) -> None:
     raw = getattr(sock, "_sock", sock)
     try:
@@ -149,20 +79,76 @@ def _pump(a: socket.socket, b: socket.socket) -> None:
                 pass
 
 
-def _serve_port(server: socket.socket, port: int) -> None:
-    """Each connection the container makes to its 127.0.0.1:port, to the host's 127.0.0.1:port."""
+def _forward(server: socket.socket, connect) -> None:
+    """Each connection accepted on ``server``, piped both ways to a new ``connect()``."""
     while True:
         try:
             conn, _ = server.accept()
         except OSError:
             return
         try:
-            up = socket.create_connection(("127.0.0.1", port))
+            up = connect()
         except OSError:
             conn.close()
             continue
         threading.Thread(target=_pump, args=(conn, up), daemon=True).start()
         threading.Thread(target=_pump, args=(up, conn), daemon=True).start()
+
+
+def _unix(path: str):
+    def connect() -> socket.socket:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.connect(path)
+        return sock
+    return connect
+
+
+# -- inside the container, before the command ---------------------------------------------------
+def inside(args: list[str]) -> None:
+    """``--inside KIND:PATH=N ... -- ARGV``: the lifeline watcher; for each port a child listening on
+    127.0.0.1:N (the container has no other network) that carries each connection through the unix
+    socket at PATH to this shim on the host, which connects it to the host's 127.0.0.1:N; each
+    relayed descriptor's FIFO opened at its number N; then exec ARGV, which thus inherits the
+    descriptors and finds its endpoint as it would outside a container."""
+    i = args.index("--")
+    pairs = [(kind, *spec.rsplit("=", 1)) for kind, spec in (a.split(":", 1) for a in args[:i])]
+    for kind, path, _ in pairs:
+        if kind == "life" and os.fork() == 0:
+            # The shim on the host is the lifeline's only writer: when it is gone (even by SIGKILL,
+            # with the session runner), the read ends and everything in the container is killed.
+            fd = os.open(path, os.O_RDONLY)
+            while os.read(fd, 64):
+                pass
+            os.kill(-1, signal.SIGKILL)
+            os._exit(0)
+    ports = [(path, int(n)) for kind, path, n in pairs if kind == "port"]
+    if ports:
+        ready_r, ready_w = os.pipe()
+        if os.fork() == 0:
+            os.close(ready_r)
+            servers = []
+            for path, n in ports:
+                server = socket.socket()
+                server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                server.bind(("127.0.0.1", n))
+                server.listen(64)
+                servers.append((server, path))
+            os.write(ready_w, b"1")
+            os.close(ready_w)
+            for server, path in servers[1:]:
+                threading.Thread(target=_forward, args=(server, _unix(path)), daemon=True).start()
+            _forward(servers[0][0], _unix(servers[0][1]))
+            os._exit(0)
+        os.close(ready_w)
+        os.read(ready_r, 1)  # listening before the command starts
+        os.close(ready_r)
+    for kind, path, n in pairs:
+        if kind == "fd":
+            fd = os.open(path, os.O_WRONLY)
+            if fd != int(n):
+                os.dup2(fd, int(n))
+                os.close(fd)
+    os.execvp(args[i + 1], args[i + 1:])
 
 
 def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
@@ -183,13 +169,14 @@ def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
         server.listen(64)
         target = f"/run/specsnap/port-{port}.sock"
         spec["mounts"].append({"type": "bind", "source": path, "target": target, "read_only": False})
-        threading.Thread(target=_serve_port, args=(server, port), daemon=True).start()
+        threading.Thread(target=_forward, args=(server, lambda port=port: socket.create_connection(("127.0.0.1", port))),
+                         daemon=True).start()
         pairs.append(f"port:{target}={port}")
     life = os.path.join(scratch, "lifeline")
     os.mkfifo(life, 0o600)
     spec["lifeline_fd"] = os.open(life, os.O_RDWR)  # held until this process ends, however it ends
     spec["mounts"].append({"type": "bind", "source": life, "target": "/run/specsnap/lifeline", "read_only": True})
-    return [spec["python"], "-I", "-S", "-c", OPENER, "life:/run/specsnap/lifeline=0", *pairs, "--", *argv]
+    return [spec["python"], "-I", "-S", "-B", __file__, "--inside", "life:/run/specsnap/lifeline=0", *pairs, "--", *argv]
 
 
 def main() -> int:
@@ -248,4 +235,6 @@ def _main(spec: dict, scratch: str) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--inside"]:  # this same file, run inside the container (it is mounted there)
+        inside(sys.argv[2:])
     sys.exit(main())
