@@ -81,9 +81,12 @@ def clone(tmp_path) -> Path:
     its own (`mine`)."""
     dest = tmp_path / "clone"
     dest.mkdir()
-    for part in ("Snakefile", "conf", "tiers", "workflow", "harnesses"):
+    for part in ("Snakefile", "conf", "tiers", "workflow", "harnesses", "profiles"):
         src = ROOT / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / part)
+        if src.is_symlink():  # profiles -> workflow/profiles, where Snakemake finds its default profile
+            os.symlink(os.readlink(src), dest / part)
+        else:
+            (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / part)
     (dest / "conf" / "study" / "mine.yaml").write_text(
         "name: mine\ndescription: only in the clone\ngrid:\n  workload: [tier_2]\n  arm: [Vanilla]\n"
         "  agent: [ref_null]\n  variant: [none]\n  seed: [0]\n")
