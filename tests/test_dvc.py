@@ -4,6 +4,7 @@ nothing to do, while a real change of the config still reruns exactly the trials
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -84,7 +85,8 @@ def test_pushed_results_pulled_into_a_fresh_clone_are_up_to_date(tmp_path):
     _run(origin, "git", "add", "-A")
     committed = _run(origin, "git", "status", "--porcelain")
     # What git keeps: the lock file, the remote, and the metrics (cache: false); DVC keeps the rest.
-    assert {line[3:] for line in committed.splitlines()} == {".dvc/config", "dvc.lock", "results/smoke/leaderboard.json"}
+    assert {line[3:] for line in committed.splitlines()} == {
+        ".dvc/config", "dvc.lock", "results/smoke/leaderboard.json"}
     _run(origin, "git", "commit", "-qm", "the smoke study's results")
     _dvc(origin, "push", "smoke")
 
@@ -108,3 +110,36 @@ def test_pushed_results_pulled_into_a_fresh_clone_are_up_to_date(tmp_path):
     agent.write_text(text.replace("turn_delay_s: 0.3", "turn_delay_s: 0.2"))
     jobs = _planned_jobs(_dry_run(fresh))
     assert jobs == {("scaffold", NULL), ("session", NULL), ("score", NULL), ("aggregate", ""), ("all", "")}, jobs
+
+
+def test_a_stage_older_than_its_inputs_is_kept_only_when_they_are_the_bytes_it_recorded(tmp_path):
+    from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record, restore_order
+    from sdcs_bench.pipeline.layout import StudyLayout
+
+    study = StudyLayout(str(tmp_path / "run"))
+    trial_file = Path(study.trial_file("t"))
+    trial_file.parent.mkdir(parents=True)
+    trial_file.write_text('{"trial_id": "t"}')
+    layout = study.trial("t")
+    outputs = [Path(p) for p in layout.outputs("scaffold").values()]
+    Path(layout.stage_dir("scaffold")).mkdir(parents=True)
+    for path in outputs[1:]:
+        path.write_text("made from the trial file")
+    record = {INPUTS_KEY: input_record(Path(study.study_dir), [trial_file])}
+    Path(layout.stage_json("scaffold")).write_text(json.dumps(record))
+    assert list(record[INPUTS_KEY]) == ["plan/trials/t.json"]
+
+    def age_outputs() -> None:  # as a checkout leaves them: older than the trial file
+        newer = trial_file.stat().st_mtime_ns
+        for path in outputs:
+            os.utime(path, ns=(newer - 10**9, newer - 10**9))
+
+    age_outputs()
+    assert restore_order(Path(study.study_dir), {"t": ["scaffold"]}) == ["t/scaffold"]
+    assert all(p.stat().st_mtime_ns == trial_file.stat().st_mtime_ns for p in outputs)
+    assert restore_order(Path(study.study_dir), {"t": ["scaffold"]}) == []  # up to date: nothing read
+
+    trial_file.write_text('{"trial_id": "t", "changed": true}')  # a real change: the stage must rerun
+    age_outputs()
+    assert restore_order(Path(study.study_dir), {"t": ["scaffold"]}) == []
+    assert all(p.stat().st_mtime_ns < trial_file.stat().st_mtime_ns for p in outputs)

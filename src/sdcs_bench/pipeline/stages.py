@@ -146,7 +146,8 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     (stage_dir / LEDGER).touch()
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
-    return _finish(stage_dir, f"session_{index}", trial, started, _predecessor(prev_stage), tokens=record["tokens"], session=record)
+    return _finish(stage_dir, f"session_{index}", trial, started, _predecessor(prev_stage), tokens=record["tokens"],
+                   session=record)
 
 
 def _keep_attempt(stage_dir: Path, attempt: int) -> None:
@@ -210,6 +211,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
     card = {**trial.labels(), **card, "expected": expected}
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
-    made_from = [*_predecessor(prev_stage), *map(Path, session_records), *([Path(injection_record)] if injection_record else [])]
+    made_from = [*_predecessor(prev_stage), *map(Path, session_records),
+                 *([Path(injection_record)] if injection_record else [])]
     return _finish(stage_dir, "score", trial, started, made_from, net=card["net"], raw=card["raw"], valid=card["valid"],
                    tampered=card["tampered"])
