@@ -75,6 +75,15 @@ def specsnap(*args: str, cwd: Path | None = None, env: dict | None = None) -> su
     )
 
 
+def snakemake_says(run: subprocess.CompletedProcess) -> str:
+    """What a Snakemake run printed, less Snakemake's own notice that it uses the workflow's default
+    profile (``profiles/default``), which it prints before anything else on every run."""
+    lines = (run.stdout + run.stderr).strip().splitlines()
+    if lines and lines[0].startswith("Using workflow specific profile "):
+        lines = lines[1:]
+    return "\n".join(lines).strip()
+
+
 @pytest.fixture
 def clone(tmp_path) -> Path:
     """A second checkout of the project (its files, not the installed package's), with a study of
