@@ -135,15 +135,27 @@ def specsnap(*args: str, cwd: Path | None = None, env: dict | None = None) -> su
     )
 
 
+def snakemake_says(run: subprocess.CompletedProcess) -> str:
+    """What a Snakemake run printed, less Snakemake's own notice that it uses the workflow's default
+    profile (``profiles/default``), which it prints before anything else on every run."""
+    lines = (run.stdout + run.stderr).strip().splitlines()
+    if lines and lines[0].startswith("Using workflow specific profile "):
+        lines = lines[1:]
+    return "\n".join(lines).strip()
+
+
 @pytest.fixture
 def clone(tmp_path) -> Path:
     """A second checkout of the project (its files, not the installed package's), with a study of
     its own (`mine`)."""
     dest = tmp_path / "clone"
     dest.mkdir()
-    for part in ("Snakefile", "conf", "tiers", "workflow", "harnesses", "containers"):
+    for part in ("Snakefile", "conf", "tiers", "workflow", "harnesses", "containers", "profiles"):
         src = ROOT / part
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / part)
+        if src.is_symlink():  # profiles -> workflow/profiles, where Snakemake finds its default profile
+            os.symlink(os.readlink(src), dest / part)
+        else:
+            (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / part)
     (dest / "conf" / "study" / "mine.yaml").write_text(
         "name: mine\ndescription: only in the clone\ngrid:\n  workload: [tier_2]\n  arm: [Vanilla]\n"
         "  agent: [ref_null]\n  variant: [none]\n  seed: [0]\n")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import specsnap
+from conftest import snakemake_says, specsnap
 
 from sdcs_bench.trial import config
 
@@ -79,7 +79,7 @@ def test_the_pipeline_reports_a_broken_file_in_one_line_and_runs_without_it(clon
     ok = snakemake("study=mine")
     assert ok.returncode == 0, ok.stderr[-2000:]
     bad = snakemake("study=mine", 'overrides=["workload=tier_3"]')
-    out = (bad.stdout + bad.stderr).strip()
+    out = snakemake_says(bad)
     assert bad.returncode != 0 and out.startswith("specsnap: error: tiers/tier_3/workload.yaml: invalid YAML"), out
     assert out.count("\n") == 0, out
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, specsnap
+from conftest import ROOT, snakemake_says, specsnap
 
 ONE_ARM = 'overrides=["agent=[ref_oracle]","arm=[Vanilla,State_MD_Only]","variant=[none]"]'
 
@@ -103,7 +103,7 @@ def test_read_only_results_are_one_line(small_fs, tmp_path):
     assert "the file system is read-only" in plan.stderr and str(results) in plan.stderr
     (tmp_path / "w").mkdir()
     run = snakemake(tmp_path / "w", "-n", "--config", f"results={results}")
-    out = (run.stdout + run.stderr).strip()
+    out = snakemake_says(run)
     assert run.returncode != 0 and out.startswith("specsnap: error: cannot write") and out.count("\n") == 0, out
     assert "read-only" in out
 

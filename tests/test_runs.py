@@ -90,8 +90,10 @@ def test_an_overrides_run_gets_its_own_directory_and_sandboxes(tmp_path):
     assert {k: ident[k] for k in ("study", "run", "overrides")} == {
         "study": "smoke", "run": runs[1], "overrides": ["agent=[ref_oracle]"]}
 
-    def work_dirs(run: Path) -> set[str]:
-        return {json.loads(p.read_text())["work_dir"] for p in (run / "plan" / "trials").glob("*.json")}
+    def work_dirs(run: Path) -> set[Path]:
+        from sdcs_bench.trial.spec import TrialSpec
+
+        return {TrialSpec.load(p).work_dir for p in (run / "plan" / "trials").glob("*.json")}
 
     overridden = work_dirs(tmp_path / runs[1])
     assert len(overridden) == 6 and not overridden & work_dirs(smoke)

@@ -9,6 +9,7 @@ rule aggregate:
         ledger=STUDY.ledger,
         calls=STUDY.calls,
         leaderboard=[STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS],
+        record=STUDY.aggregate_record,
     log:
         STUDY.log("aggregate", "aggregate"),
     benchmark:

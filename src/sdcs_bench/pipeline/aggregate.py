@@ -8,6 +8,8 @@ from typing import Any
 
 import pandas as pd
 
+from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
 from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
@@ -133,23 +135,27 @@ def _call_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any]) -
 
 
 def aggregate(study_dir: Path) -> pd.DataFrame:
+    """Write the study's tables, each atomically, and ``aggregate.json`` last: the SHA-256 of every
+    input the rule was given (the cells table, every scorecard and session ledger), by which a copy
+    of the results that lost its modification times is still seen to be up to date (:mod:`.freshness`)."""
     study = StudyLayout(str(study_dir))
     cells = read_cells(Path(study.cells))
-    cards, ledger, calls = [], [], []
+    cards, ledger, calls, inputs = [], [], [], [study.cells]
     for cell in cells:
         layout, sessions = study.trial(cell["trial"]), _sessions(cell)
         card = json.loads(Path(layout.file("score", SCORECARD)).read_text())
         cards.append(_scorecard_row(card))
         ledger += _ledger_rows(layout, sessions, card)
         calls += _call_rows(layout, sessions, card)
+        inputs += [layout.file("score", SCORECARD), *(layout.outputs(s)["ledger"] for s in sessions)]
     scorecards = pd.DataFrame(cards)
-    scorecards.to_csv(study.scorecards, index=False)
-    pd.DataFrame(ledger).to_csv(study.ledger, index=False)
-    pd.DataFrame(calls).to_csv(study.calls, index=False)
+    _write(study.scorecards, scorecards.to_csv(index=False))
+    _write(study.ledger, pd.DataFrame(ledger).to_csv(index=False))
+    _write(study.calls, pd.DataFrame(calls).to_csv(index=False))
     board = leaderboard(scorecards)
-    board.to_csv(study.leaderboard("csv"), index=False)
+    _write(study.leaderboard("csv"), board.to_csv(index=False))
     name = cards[0]["study"] if cards else Path(study_dir).name
-    Path(study.leaderboard("md")).write_text(to_markdown(board, name))
+    _write(study.leaderboard("md"), to_markdown(board, name))
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
@@ -159,8 +165,13 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
     payload = {"study": name, "run": Path(study_dir).name, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE,
                "rows": rows,
                "metrics": metrics}
-    Path(study.leaderboard("json")).write_text(json.dumps(payload, indent=2))
+    _write(study.leaderboard("json"), json.dumps(payload, indent=2))
+    _write(study.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
     return board
+
+
+def _write(path: str, text: str) -> None:
+    atomic_write(Path(path), text)
 
 
 def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:

@@ -17,7 +17,7 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
         inject/      (the injection record is in its stage.json)
         score/scorecard.json
       logs/<rule>/<trial>[.<stage>].log   benchmarks/<rule>/<trial>[.<stage>].tsv
-      scorecards.csv  ledger.csv  calls.csv  leaderboard.{csv,md,json}
+      scorecards.csv  ledger.csv  calls.csv  leaderboard.{csv,md,json}  aggregate.json
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ AGENT_STDERR = "agent.stderr.log"
 CLEAVE_DIFF = "cleave.diff"
 SCORECARD = "scorecard.json"
 LEADERBOARD_EXTS = ("csv", "md", "json")
+AGGREGATE_RECORD = "aggregate.json"
 
 
 def stage_rule(stage: str) -> str:
@@ -84,6 +85,16 @@ class StudyLayout:
 
     def leaderboard(self, ext: str) -> str:
         return f"{self.study_dir}/leaderboard.{ext}"
+
+    @property
+    def aggregate_record(self) -> str:
+        """What the tables were made from (the SHA-256 of every input), written last by aggregate."""
+        return f"{self.study_dir}/{AGGREGATE_RECORD}"
+
+    def aggregate_outputs(self) -> list[str]:
+        """Every file the aggregate rule declares, its record last."""
+        return [self.scorecards, self.ledger, self.calls, *(self.leaderboard(e) for e in LEADERBOARD_EXTS),
+                self.aggregate_record]
 
     def log(self, rule: str, name: str) -> str:
         return f"{self.study_dir}/logs/{rule}/{name}.log" if rule != "aggregate" else f"{self.study_dir}/logs/aggregate.log"

@@ -13,6 +13,7 @@ import hashlib
 import io
 import itertools
 import json
+import sys
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ from sdcs_bench.trial import config
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.core.errors import SpecSnapError, one_line, unknown
 from sdcs_bench.core.fsutil import atomic_write
-from sdcs_bench.core.paths import project_root, study_work_root
+from sdcs_bench.pipeline.freshness import restore_order
+from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
@@ -230,7 +232,6 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "sandbox": sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg),
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
-                "work_dir": str(study_work_root(study_dir) / tid),
             }
         )
     _validate_trials(trials)
@@ -371,6 +372,12 @@ def write_plan(plan: Plan) -> list[str]:
                 changed.append(path.stem)
     for stale in _stale(plan, files):
         stale.unlink()
+    # Results that travelled without their modification times (dvc pull): finished stages whose
+    # recorded inputs are these very bytes are put back after them in time, so Snakemake keeps them.
+    restored = restore_order(plan.study_dir, {t["trial_id"]: list(t["stages"]) for t in plan.trials})
+    if restored:
+        print(f"specsnap: {len(restored)} finished job(s) in {plan.study_dir} were older than their inputs but made "
+              "from the same bytes (checked by SHA-256): kept as done", file=sys.stderr)
     return changed
 
 

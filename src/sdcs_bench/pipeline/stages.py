@@ -25,6 +25,7 @@ from sdcs_bench.scoring import score_sandbox
 from sdcs_bench.scoring.sentinels import SentinelSettings
 from sdcs_bench.session.runner import run_session
 from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, trial_layout
 from sdcs_bench.trial.spec import TrialSpec
 
@@ -58,12 +59,25 @@ def _clear_live(trial: TrialSpec) -> None:
 
 
 def _begin(stage_dir: Path) -> None:
-    """Start a stage: its directory exists, and no temporary file of a killed earlier attempt stays."""
+    """Start a stage: its directory exists, no temporary file of a killed earlier attempt stays, and
+    no ``stage.json`` of an earlier run either: until this run writes its own, last, the stage is
+    not done, whatever other outputs the directory holds."""
     stage_dir.mkdir(parents=True, exist_ok=True)
+    (stage_dir / STAGE_FILE).unlink(missing_ok=True)
     remove_stale_temporaries(stage_dir)
 
 
-def _finish(stage_dir: Path, name: str, trial: TrialSpec, started: float, **fields: Any) -> dict[str, Any]:
+def _predecessor(prev_stage: Path) -> list[Path]:
+    """The files of the previous stage a stage is made from (the rules' ``previous`` and ``snapshot``)."""
+    return [Path(prev_stage) / STAGE_FILE, Path(prev_stage) / SNAPSHOT]
+
+
+def _finish(stage_dir: Path, name: str, trial: TrialSpec, started: float, inputs: list[Path],
+            **fields: Any) -> dict[str, Any]:
+    """Write ``stage.json``, last: the stage is done. It records the SHA-256 of the trial file and of
+    ``inputs`` (what the stage's rule gives it), so a copy of the results whose modification times
+    were lost (``dvc pull``) can be shown up to date by content (:mod:`.freshness`)."""
+    made_from = [trial.file, *inputs] if trial.file is not None else list(inputs)
     record = {
         "stage": name,
         "trial": trial.trial_id,
@@ -73,6 +87,7 @@ def _finish(stage_dir: Path, name: str, trial: TrialSpec, started: float, **fiel
         "wall_s": round(time.time() - started, 3),
         "reference_policy": trial.is_reference,
         **fields,
+        INPUTS_KEY: input_record(Path(trial_layout(stage_dir).study_dir), made_from),
     }
     atomic_write(stage_dir / STAGE_FILE, json.dumps(record, indent=2, default=str))
     return record
@@ -88,7 +103,7 @@ def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     write_snapshot(workdir, stage_dir)
     _clear_live(trial)
     atomic_write(stage_dir / MANIFEST, json.dumps(meta["manifest"], indent=2))
-    return _finish(stage_dir, "scaffold", trial, started, baseline_commit=meta["baseline_commit"])
+    return _finish(stage_dir, "scaffold", trial, started, [], baseline_commit=meta["baseline_commit"])
 
 
 def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
@@ -132,7 +147,8 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     (stage_dir / LEDGER).touch()
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
-    return _finish(stage_dir, f"session_{index}", trial, started, tokens=record["tokens"], session=record)
+    return _finish(stage_dir, f"session_{index}", trial, started, _predecessor(prev_stage), tokens=record["tokens"],
+                   session=record)
 
 
 def _keep_attempt(stage_dir: Path, attempt: int) -> None:
@@ -156,7 +172,7 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
     record = inject(trial.workload, trial.sandbox_dir, trial.injection["poison"])
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
-    return _finish(stage_dir, "inject", trial, started, injection=record)
+    return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record)
 
 
 def stage_inputs(trial: TrialSpec, stage_dir: Path) -> tuple[list[Path], Path | None]:
@@ -196,5 +212,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
     card = {**trial.labels(), **card, "expected": expected}
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
-    return _finish(stage_dir, "score", trial, started, net=card["net"], raw=card["raw"], valid=card["valid"],
+    made_from = [*_predecessor(prev_stage), *map(Path, session_records),
+                 *([Path(injection_record)] if injection_record else [])]
+    return _finish(stage_dir, "score", trial, started, made_from, net=card["net"], raw=card["raw"], valid=card["valid"],
                    tampered=card["tampered"])

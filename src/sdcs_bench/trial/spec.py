@@ -10,6 +10,7 @@ that file; a stage reads it, its predecessor's outputs and the workload's own fi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.core.paths import project_root
+from sdcs_bench.core.paths import project_root, study_work_root
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.repo import source_tree
 from sdcs_bench.trial.workload import CleaveRule, SessionSpec, Workload, load_workload_dir
@@ -70,6 +71,7 @@ class TrialSpec:
     scoring_sentinels: dict[str, Any]
     work_dir: Path
     raw: dict[str, Any] = field(repr=False, compare=False)
+    file: Path | None = field(default=None, compare=False)  # the trial file it was read from
 
     @classmethod
     def load(cls, path: Path) -> TrialSpec:
@@ -80,10 +82,16 @@ class TrialSpec:
             raise SpecSnapError(f"trial file {path} does not exist; run `specsnap plan` first") from None
         except ValueError as exc:
             raise SpecSnapError(f"trial file {path} is not valid JSON: {exc}") from None
-        return cls.from_dict(data)
+        # <run>/plan/trials/<trial>.json
+        return dataclasses.replace(cls.from_dict(data, study_dir=path.parent.parent.parent), file=path)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> TrialSpec:
+    def from_dict(cls, data: dict[str, Any], study_dir: Path | None = None) -> TrialSpec:
+        """The trial, with its live sandbox under the work root of ``study_dir`` (its run's
+        directory; ``results/<run>`` when not given). Where the sandbox lives is decided here, where
+        the stage runs, and never written into the trial file: the plan is the same in every clone
+        and on every machine, so a clone that pulled finished results finds them up to date."""
+        study_dir = Path(study_dir) if study_dir is not None else Path("results") / str(data.get("run", ""))
         try:
             return cls(
                 trial_id=data["trial_id"],
@@ -107,7 +115,7 @@ class TrialSpec:
                                         float(data["session"]["infra_backoff_s"])),
                 scoring_timeout_s=float(data["scoring"]["timeout_s"]),
                 scoring_sentinels=dict(data["scoring"]["sentinels"]),
-                work_dir=Path(data["work_dir"]),
+                work_dir=study_work_root(study_dir) / data["trial_id"],
                 raw=data,
             )
         except (KeyError, TypeError) as exc:
