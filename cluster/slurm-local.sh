@@ -6,6 +6,8 @@
 #   cluster/slurm-local.sh start    write /etc/slurm/slurm.conf, start munged, slurmctld, slurmd,
 #                                   wait until the node is idle (does nothing if already up)
 #   cluster/slurm-local.sh status   each daemon's PID and whether it runs, then `sinfo`
+#   cluster/slurm-local.sh flags    the options Snakemake needs for this cluster on top of the
+#                                   profile: snakemake --profile workflow/profiles/slurm $(cluster/slurm-local.sh flags)
 #   cluster/slurm-local.sh stop     cancel every job, stop each daemon by its PID, remove the
 #                                   slurm.conf this script wrote
 #
@@ -176,9 +178,14 @@ status() {
   return $rc
 }
 
+# No accounting database here: job status from squeue (sacct cannot answer), no account to bill,
+# and the first status check after 1 s instead of 40 (jobs here start at once).
+FLAGS="--slurm-status-command squeue --slurm-no-account --slurm-init-seconds-before-status-checks 1"
+
 case "${1:-}" in
-  start) start ;;
+  start) start; say "run: snakemake --profile workflow/profiles/slurm $FLAGS" ;;
+  flags) echo "$FLAGS" ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $NAME start|stop|status  (scratch directory: \$SPECSNAP_SLURM_DIR, now $DIR)" >&2; exit 2 ;;
+  *) echo "usage: $NAME start|stop|status|flags  (scratch directory: \$SPECSNAP_SLURM_DIR, now $DIR)" >&2; exit 2 ;;
 esac
