@@ -19,7 +19,7 @@ fi
 # workflow/profiles/slurm and that tests/test_slurm.py runs a study on. Only the packages are
 # installed; nothing is started. SPECSNAP_SKIP_CLUSTER=1 skips this step (a real cluster, or no root).
 if [ "${SPECSNAP_SKIP_CLUSTER:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1 \
-    && ! { PATH="$PATH:/usr/sbin" command -v slurmctld && PATH="$PATH:/usr/sbin" command -v munged; } >/dev/null 2>&1; then
+    && ! dpkg -s slurm-wlm munge >/dev/null 2>&1; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
   $sudo apt-get update -qq && $sudo apt-get install -y -qq slurm-wlm munge
