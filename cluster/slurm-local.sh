@@ -23,6 +23,7 @@
 # hostname is its NodeName, reached at NodeAddr=127.0.0.1); ports are SLURM's defaults, 6817 and
 # 6818, unless SPECSNAP_SLURM_PORT (slurmctld; slurmd takes the next one) says otherwise.
 set -euo pipefail
+PATH="$PATH:/usr/sbin:/sbin"  # the daemons live there; a user's PATH may lack it
 
 CONF=/etc/slurm/slurm.conf
 MARK="# Written by specsnap cluster/slurm-local.sh"

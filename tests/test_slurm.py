@@ -81,6 +81,7 @@ def cluster():
         yield scratch, env
     finally:
         run(SCRIPT, "stop", env=env)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -134,7 +135,9 @@ def test_every_trial_ran_as_one_sbatch_job_and_slurm_saw_each(runs):
     assert {rule for rule, _ in expected} - {"session_1", "session_2"} == {"scaffold", "score"}
 
     # What Snakemake says it submitted ...
-    run_id = re.search(r"^SLURM run ID: (\S+)$", out, re.M).group(1)
+    run_id = re.search(r"^SLURM run ID: (\S+)$", out, re.M)
+    assert run_id, "Snakemake did not use the SLURM executor:\n" + out[-4000:]
+    run_id = run_id.group(1)
     submitted = dict(re.findall(r"submitted with SLURM jobid (\d+) \(log: (\S+?)\)", out))
     assert len(submitted) == len(cells), out[-4000:]  # one cluster job per trial
     # ... and nothing of a trial ran in the main process: only the aggregate and the target did.
