@@ -29,6 +29,16 @@ if [ "${SPECSNAP_SKIP_DOCKER:-0}" != 1 ] && ! { command -v dockerd >/dev/null 2>
   fi
 fi
 
+# SLURM and munge, for the one-node local cluster (cluster/slurm-local.sh) that tries
+# workflow/profiles/slurm and that tests/test_slurm.py runs a study on. Only the packages are
+# installed; nothing is started. SPECSNAP_SKIP_CLUSTER=1 skips this step (a real cluster, or no root).
+if [ "${SPECSNAP_SKIP_CLUSTER:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1 \
+    && ! dpkg -s slurm-wlm munge >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && $sudo apt-get install -y -qq slurm-wlm munge
+fi
+
 python3 -m pip install --disable-pip-version-check -q -e ".[dev]"
 
 # The real agent CLIs (harnesses/pins.yaml: Claude Code, Codex, Gemini CLI, opencode via npm;

@@ -1,3 +1,9 @@
+# On a cluster the aggregate runs in the main process: it reads every trial's small files and
+# writes the study's tables, far less work than a cluster job's own start-up.
+localrules:
+    aggregate,
+
+
 rule aggregate:
     input:
         cells=STUDY.cells,

@@ -1,5 +1,12 @@
 # Real repositories (docs/real_repos.md): the pinned source is downloaded once per pin and the
 # repository's own environment built once per pin; every trial of every run reuses both.
+# Both download from PyPI, so on a cluster they run in the main process (compute nodes often have
+# no network); the cache they fill is on the file system the nodes share.
+localrules:
+    source,
+    environment,
+
+
 rule source:
     input:
         repo=source_plan,
