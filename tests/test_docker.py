@@ -53,7 +53,7 @@ def test_a_killed_shim_takes_its_container_down_and_reap_removes_it(docker_image
     work, home = tmp_path / "w", tmp_path / "h"
     work.mkdir()
     home.mkdir()
-    proc = backend.spawn(["sh", "-c", "sleep 300 & sleep 301"], workdir=work, home=home,
+    proc = backend.spawn(["sh", "-c", "sleep 3141 & sleep 3142"], workdir=work, home=home,
                          env={"PATH": "/usr/bin:/bin"})
     label = {"label": f"{SANDBOX_LABEL}={sandbox_marker(work)}"}
     deadline = time.monotonic() + 60
@@ -66,7 +66,7 @@ def test_a_killed_shim_takes_its_container_down_and_reap_removes_it(docker_image
     while docker_engine.containers.list(filters=label) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not docker_engine.containers.list(filters=label), "the container kept running after its shim died"
-    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 30")]
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 314")]
     assert len(backend.reap(work)) == 1
     assert not docker_engine.containers.list(all=True, filters=label)
 

@@ -112,10 +112,10 @@ def test_stdin_exit_status_and_inherited_descriptors_pass_through(isolated_backe
 
 def test_a_timed_out_command_is_gone_with_everything_it_started(isolated_backend, make_sandbox, tmp_path):
     sandbox, home = make_sandbox(), _home(tmp_path)
-    code, _, _ = isolated_backend.run(["sh", "-c", "sleep 300 & sleep 301"], workdir=sandbox, home=home,
+    code, _, _ = isolated_backend.run(["sh", "-c", "sleep 2718 & sleep 2719"], workdir=sandbox, home=home,
                                       env={"PATH": "/usr/bin:/bin"}, timeout=3)
     assert code is None
-    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 30")]
+    assert not [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline(p).startswith("sleep 271")]
     assert isolated_backend.reap(sandbox) == []  # nothing left to remove
 
 

@@ -116,7 +116,10 @@ def inside(args: list[str]) -> None:
         if kind == "life" and os.fork() == 0:
             # The shim on the host is the lifeline's only writer: when it is gone (even by SIGKILL,
             # with the session runner), the read ends and everything in the container is killed.
-            fd = os.open(path, os.O_RDONLY)
+            # Opened without waiting for a writer: if the shim is already gone, the first read is
+            # the end, at once (a blocking open would wait for a writer that never comes).
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+            os.set_blocking(fd, True)
             while os.read(fd, 64):
                 pass
             os.kill(-1, signal.SIGKILL)
