@@ -78,24 +78,25 @@ def _cmdline(proc: Path) -> str:
         return ""
 
 
-def test_an_image_tag_follows_its_own_build_context_only(clone):
+def test_an_image_tag_follows_its_own_build_context_only(clone, monkeypatch):
     """A changed Dockerfile is a new tag for its image and leaves every other image's tag alone."""
-    from sdcs_bench.core.paths import project_root, use_project
+    from sdcs_bench.core.paths import project_root
     from sdcs_bench.sandbox.images import image_tag
 
-    before = str(project_root())
     (clone / "containers" / "other").mkdir()
     (clone / "containers" / "other" / "Dockerfile").write_text("ARG ROOTFS\nFROM ${ROOTFS}\n")
     catalogue = clone / "containers" / "images.yaml"
     catalogue.write_text(catalogue.read_text() + "  other:\n    description: a second image\n")
+    monkeypatch.setenv("SPECSNAP_ROOT", str(clone))  # undone after the test, as the cache below
+    project_root.cache_clear()
     try:
-        use_project(clone)
         tags = {name: image_tag(name) for name in ("base", "other")}
         with (clone / "containers" / "base" / "Dockerfile").open("a") as fh:
             fh.write("RUN true\n")
         assert image_tag("base") != tags["base"] and image_tag("other") == tags["other"]
     finally:
-        use_project(before)
+        monkeypatch.undo()
+        project_root.cache_clear()
 
 
 def test_an_unknown_image_or_no_engine_is_one_line_before_any_work(tmp_path):
