@@ -36,7 +36,10 @@ options:
 
 
 def _marked() -> list[int]:
-    """Processes carrying a SpecSnap sandbox marker (an agent, or anything it started)."""
+    """Processes carrying a SpecSnap sandbox marker (an agent, or anything it started) of this test
+    run's sandboxes: their private HOME is under this run's work root (another SpecSnap run on the
+    machine is not ours to count)."""
+    mine = ("HOME=" + os.environ["SPECSNAP_WORK_ROOT"]).encode()
     pids = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -44,7 +47,8 @@ def _marked() -> list[int]:
                 env = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if any(item.startswith(SANDBOX_MARKER.encode() + b"=") for item in env):
+            if any(item.startswith(SANDBOX_MARKER.encode() + b"=") for item in env) and \
+                    any(item.startswith(mine) for item in env):
                 pids.append(int(entry))
     return pids
 
