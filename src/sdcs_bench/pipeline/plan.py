@@ -201,52 +201,90 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
     agents = {name: check_agent_ready(config.entity("agent", name)) for name in grid["agent"]}
     trials = []
-    repos: dict[str, dict[str, Any]] = {}
+    full_check = []  # per trial: validate all of it, or only what differs from an equal trial of another seed
+    # Everything a trial holds but its seed is worked out once per workload, arm, variant and pair of
+    # them (a fingerprint reads every file of the workload): a large grid costs a dict per trial.
+    # Trials share these parts (json.dumps only reads them); the first failing combination still
+    # raises first, as the grid is walked in the same order.
+    workloads: dict[str, tuple[Any, dict[str, Any]]] = {}
+    arms: dict[str, Arm] = {}
+    arm_cfgs: dict[tuple[str, str], dict[str, Any]] = {}
+    variants: dict[str, dict[str, Any]] = {}
+    schedules: dict[tuple[str, str], tuple[list[dict[str, str]], list[str]]] = {}
+    seen: set[tuple[str, str, str, str]] = set()
+    work_root = study_work_root(study_dir)
+    sandbox = {"backend": backend}
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
-        workload = load_workload(wid)
-        if workload.is_real_repo and wid not in repos:
-            repos[wid] = repo_plan(workload, Path(results))
-        arm = Arm.from_config(config.entity("arm", arm_name))  # a missing arm file fails here, before any work
-        agent_cfg, variant_cfg = agents[agent_name], config.entity("variant", variant_name)
-        schedule = effective_schedule(workload, variant_cfg)
+        if wid not in workloads:
+            workload = load_workload(wid)
+            record = {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint()}
+            if workload.is_real_repo:
+                record["repo"] = repo_plan(workload, Path(results))
+            workloads[wid] = workload, record
+        workload, workload_record = workloads[wid]
+        if arm_name not in arms:  # a missing arm file fails here, before any work
+            arms[arm_name] = Arm.from_config(config.entity("arm", arm_name))
+        if (arm_name, wid) not in arm_cfgs:
+            arm_cfgs[arm_name, wid] = arms[arm_name].for_workload(workload.id, workload.root).to_config()
+        if variant_name not in variants:
+            variants[variant_name] = config.entity("variant", variant_name)
+        agent_cfg, variant_cfg = agents[agent_name], variants[variant_name]
+        if (wid, variant_name) not in schedules:
+            schedule = effective_schedule(workload, variant_cfg)
+            schedules[wid, variant_name] = (
+                [{"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
+                 for s in schedule],
+                trial_stages(workload, variant_cfg, len(schedule)),
+            )
+        schedule_cfg, stages = schedules[wid, variant_name]
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
         trials.append(
             {
                 "trial_id": tid,
                 "study": study,
                 "run": run,
-                "workload": {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint(),
-                             **({"repo": repos[wid]} if wid in repos else {})},
-                "arm": arm.for_workload(workload.id, workload.root).to_config(),
+                "workload": workload_record,
+                "arm": arm_cfgs[arm_name, wid],
                 "agent": agent_cfg,
                 "variant": variant_cfg,
                 "seed": seed,
-                "schedule": [
-                    {"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
-                    for s in schedule
-                ],
-                "stages": trial_stages(workload, variant_cfg, len(schedule)),
-                "sandbox": {"backend": backend},
+                "schedule": schedule_cfg,
+                "stages": stages,
+                "sandbox": sandbox,
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
-                "work_dir": str(study_work_root(study_dir) / tid),
+                "work_dir": str(work_root / tid),
             }
         )
-    _validate_trials(trials)
+        combo = (wid, arm_name, agent_name, variant_name)
+        full_check.append(combo not in seen)
+        seen.add(combo)
+    _validate_trials(trials, full_check)
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
 
 
-def _validate_trials(trials: list[dict]) -> None:
+# What differs between two trials that differ only by seed (everything else is shared, see make_plan).
+SEED_KEYS = ("trial_id", "seed", "work_dir")
+
+
+def _validate_trials(trials: list[dict], full: list[bool] | None = None) -> None:
+    """Check every trial against ``workflow/schemas/trial.schema.yaml``. The schema is checked and
+    compiled once; a trial that equals an already validated one but for its seed (``full`` false)
+    is checked on the keys that differ (:data:`SEED_KEYS`)."""
     import jsonschema
     import yaml
 
     schema = yaml.safe_load((project_root() / "workflow" / "schemas" / "trial.schema.yaml").read_text())
-    for trial in trials:
-        try:
-            jsonschema.validate(trial, schema)
-        except jsonschema.ValidationError as exc:
-            where = "/".join(map(str, exc.absolute_path)) or "(top level)"
-            raise SpecSnapError(f"trial {trial['trial_id']}: config invalid at {where}: {exc.message}") from None
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator = cls(schema)
+    seed_only = cls({"type": "object", "required": [k for k in SEED_KEYS if k in schema.get("required", ())],
+                     "properties": {k: v for k, v in schema.get("properties", {}).items() if k in SEED_KEYS}})
+    for i, trial in enumerate(trials):
+        error = jsonschema.exceptions.best_match((validator if full is None or full[i] else seed_only).iter_errors(trial))
+        if error is not None:
+            where = "/".join(map(str, error.absolute_path)) or "(top level)"
+            raise SpecSnapError(f"trial {trial['trial_id']}: config invalid at {where}: {error.message}") from None
 
 
 def runtimes_min(trial: dict[str, Any]) -> tuple[int, int]:
@@ -264,7 +302,8 @@ def runtimes_min(trial: dict[str, Any]) -> tuple[int, int]:
 def render_plan(plan: Plan) -> dict[Path, str]:
     """Every file of the plan and its text: ``study.json``, ``cells.tsv`` and one config per trial."""
     trials_dir = plan.directory / "trials"
-    files = {trials_dir / f"{t['trial_id']}.json": json.dumps(t, indent=2, sort_keys=True) for t in plan.trials}
+    parts: dict[int, str] = {}
+    files = {trials_dir / f"{t['trial_id']}.json": trial_json(t, parts) for t in plan.trials}
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter="\t", lineterminator="\n")
     writer.writerow(CELL_COLUMNS)
@@ -290,6 +329,27 @@ def render_plan(plan: Plan) -> dict[Path, str]:
 
 
 STUDY_FILE = "study.json"
+
+
+def trial_json(trial: dict[str, Any], parts: dict[int, str] | None = None) -> str:
+    """``json.dumps(trial, indent=2, sort_keys=True)``, character for character, with each top-level
+    value a trial shares with others (its arm, agent, workload, schedule: see :func:`make_plan`)
+    encoded once: ``parts`` maps such a value's ``id`` to its text (valid while the trials live).
+    A nested value's text is its own ``dumps`` with every line after the first indented by two
+    spaces (JSON strings hold no raw newline)."""
+    if parts is None:
+        parts = {}
+    lines = []
+    for key in sorted(trial):
+        value = trial[key]
+        if isinstance(value, (dict, list)):
+            text = parts.get(id(value))
+            if text is None:
+                text = parts[id(value)] = json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n  ")
+        else:
+            text = json.dumps(value)
+        lines.append(f"  {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}" if lines else "{}"
 
 
 def repo_records(trial: dict[str, Any]) -> tuple[str, str]:
