@@ -13,7 +13,7 @@ from sdcs_bench.core.paths import use_project
 # every job, local or on a cluster node, reads conf/ and tiers/ from here.
 PROJECT_ROOT = str(use_project(Path(workflow.main_snakefile).parent))
 from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, CacheLayout, StudyLayout
-from sdcs_bench.pipeline.plan import API_PROVIDERS, make_plan, read_cells, run_name, write_plan
+from sdcs_bench.pipeline.plan import API_PROVIDERS, ensure_plan, read_cells, run_name
 
 
 
@@ -41,11 +41,13 @@ shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="
 
 # Compose conf/ once, in the main process only: cluster and remote jobs re-parse this file and
 # must read the plan this run started with, never compose (or see a config edited mid-run).
-# write_plan takes the study directory's run lock first: a second run of the same directory
+# Planning takes the study directory's run lock first: a second run of the same directory
 # writes nothing (and is refused if its plan differs).
 if workflow.is_main_process:
     try:
-        write_plan(make_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None))
+        # Composes only when the plan on disk is not current (plan/inputs.json), so a no-op rerun
+        # costs no composition, while an edit of conf/ or tiers/ replans.
+        ensure_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None)
     except SpecSnapError as exc:
         stop(exc)
     except OSError as exc:
@@ -62,11 +64,23 @@ ENV_PLANS = {Path(c["environment"]).parent.name: STUDY.repo_file(c["workload"]) 
              if c["environment"]}
 
 
+# A trial id's characters (plan.trial_id), not the list of planned trials: a pattern of 10,000
+# alternatives is matched and substituted for every job and made a large grid's DAG take hours.
+# A trial outside the plan is refused by cell() below.
 wildcard_constraints:
-    trial="|".join(re.escape(t) for t in CELLS) or "(?!)",
+    trial=r"[A-Za-z0-9_.-]+",
     k=r"[1-9][0-9]*",
     pin="|".join(map(re.escape, SOURCE_PLANS)) or "(?!)",
     env="|".join(map(re.escape, ENV_PLANS)) or "(?!)",
+
+
+def cell(trial):
+    """The plan's row of a trial; a trial the plan does not hold is one clear error."""
+    try:
+        return CELLS[trial]
+    except KeyError:
+        raise WorkflowError(f"trial {trial!r} is not in the plan of {STUDY_DIR} ({len(CELLS)} trials: "
+                            f"see {STUDY.cells})") from None
 
 
 def source_plan(wildcards):
@@ -83,27 +97,41 @@ def environment_plan(wildcards):
 def repo_inputs(wildcards):
     """A real-repository trial's stages take its cached source and environment (``ancient``, as
     above: rebuilding the shared cache for one run must not rerun another run's trials)."""
-    cell = CELLS[wildcards.trial]
-    return {key: ancient(cell[key]) for key in ("source", "environment") if cell[key]}
+    row = cell(wildcards.trial)
+    return {key: ancient(row[key]) for key in ("source", "environment") if row[key]}
+
+
+# Stages take repo_inputs only in a plan with real repositories (a function fewer per job otherwise).
+REPO_INPUTS = [unpack(repo_inputs)] if SOURCE_PLANS or ENV_PLANS else []
 
 
 def stages(trial):
-    return CELLS[trial]["stages"].split(",")
+    return cell(trial)["stages"].split(",")
+
+
+def per_trial(value):
+    """A resource taken from each trial's row of the plan: one number when every trial of the plan
+    has the same (declared once: Snakemake evaluates a function for every job, which costs a large
+    grid's DAG minutes), else a function of the trial."""
+    values = {value(row) for row in CELLS.values()}
+    if len(values) <= 1:
+        return values.pop() if values else 0
+    return lambda wildcards: value(cell(wildcards.trial))
 
 
 def api_units(provider):
-    """Resource function: 1 for a session that calls ``provider``'s API, else 0."""
-    return lambda wildcards: int(CELLS[wildcards.trial].get("api") == provider)
+    """Resource: 1 for a session that calls ``provider``'s API, else 0."""
+    return per_trial(lambda row: int(row.get("api") == provider))
 
 
 def runtime_min(stage_kind):
-    """Resource function: a job's wall-time limit in minutes, from the trial's own settings (the
-    session timeout times its attempts, plus backoff; the scoring timeout), for cluster executors."""
-    return lambda wildcards: int(CELLS[wildcards.trial][f"{stage_kind}_runtime_min"])
+    """Resource: a job's wall-time limit in minutes, from the trial's own settings (the session
+    timeout times its attempts, plus backoff; the scoring timeout), for cluster executors."""
+    return per_trial(lambda row: int(row[f"{stage_kind}_runtime_min"]))
 
 
-def trial_config(wildcards):
-    return STUDY.trial_file(wildcards.trial)
+# Every stage reads its trial's file: a pattern, not a function (nothing to evaluate per job).
+TRIAL_FILE = STUDY.trial_file("{trial}")
 
 
 def stage_before(trial, here):

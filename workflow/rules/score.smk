@@ -1,8 +1,8 @@
 rule score:
     input:
-        unpack(repo_inputs),
+        *REPO_INPUTS,
         unpack(score_inputs),
-        trial=trial_config,
+        trial=TRIAL_FILE,
     output:
         **TRIAL.outputs("score"),
     log:
@@ -14,10 +14,9 @@ rule score:
     resources:
         runtime=runtime_min("score"),
     params:
-        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
+        stage_dir=TRIAL.stage_dir("score"),
         sessions=lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions),
         injection=injection_flag,
     shell:
-        "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "
+        "specsnap --log {log} score --trial {input.trial} --from $(dirname {input.snapshot}) "
         "--stage-dir {params.stage_dir} {params.sessions} {params.injection}"

@@ -1,8 +1,8 @@
 rule session:
     input:
-        unpack(repo_inputs),
+        *REPO_INPUTS,
         unpack(previous_session_stage),
-        trial=trial_config,
+        trial=TRIAL_FILE,
     output:
         **TRIAL.outputs("session_{k}"),
     log:
@@ -16,8 +16,7 @@ rule session:
         **{f"api_{p}": api_units(p) for p in API_PROVIDERS},
         runtime=runtime_min("session"),
     params:
-        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
+        stage_dir=TRIAL.stage_dir("session_{k}"),
     shell:
         "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "
-        "--from {params.from_dir} --stage-dir {params.stage_dir}"
+        "--from $(dirname {input.snapshot}) --stage-dir {params.stage_dir}"

@@ -12,6 +12,7 @@ import hashlib
 import io
 import itertools
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +21,8 @@ from typing import Any
 from sdcs_bench.trial import config
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.core.errors import SpecSnapError, one_line, unknown
-from sdcs_bench.core.fsutil import atomic_write
-from sdcs_bench.core.paths import project_root, study_work_root
+from sdcs_bench.core.fsutil import TMP_PREFIX, atomic_write
+from sdcs_bench.core.paths import conf_dir, project_root, study_work_root
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
@@ -44,6 +45,10 @@ class Plan:
     trials: list[dict[str, Any]]
     run: str = ""
     overrides: tuple[str, ...] = ()
+    # What else the plan was read from (see plan_is_current): project paths beyond conf/ (workload
+    # directories, arm source files) and the agents as composed (their readiness is rechecked).
+    sources: tuple[str, ...] = ()
+    agents: dict[str, dict[str, Any]] | None = None
 
     @property
     def study_dir(self) -> Path:
@@ -212,6 +217,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     variants: dict[str, dict[str, Any]] = {}
     schedules: dict[tuple[str, str], tuple[list[dict[str, str]], list[str]]] = {}
     seen: set[tuple[str, str, str, str]] = set()
+    sources: set[str] = set()
     work_root = study_work_root(study_dir)
     sandbox = {"backend": backend}
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
@@ -221,9 +227,12 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
             if workload.is_real_repo:
                 record["repo"] = repo_plan(workload, Path(results))
             workloads[wid] = workload, record
+            sources.add(record["dir"])
         workload, workload_record = workloads[wid]
         if arm_name not in arms:  # a missing arm file fails here, before any work
-            arms[arm_name] = Arm.from_config(config.entity("arm", arm_name))
+            arm_entity = config.entity("arm", arm_name)
+            arms[arm_name] = Arm.from_config(arm_entity)
+            sources.update(_arm_sources(arm_entity))
         if (arm_name, wid) not in arm_cfgs:
             arm_cfgs[arm_name, wid] = arms[arm_name].for_workload(workload.id, workload.root).to_config()
         if variant_name not in variants:
@@ -260,7 +269,18 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         full_check.append(combo not in seen)
         seen.add(combo)
     _validate_trials(trials, full_check)
-    return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
+    return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents)
+
+
+def _arm_sources(arm_cfg: dict[str, Any]) -> list[str]:
+    """The project files an arm's ``source:`` entries read (a workload's own files are covered by
+    its directory)."""
+    out = []
+    for raw in arm_cfg.get("files") or []:
+        src = raw.get("source")
+        if isinstance(src, (str, list)):
+            out += [str(s) for s in (src if isinstance(src, list) else [src])]
+    return out
 
 
 # What differs between two trials that differ only by seed (everything else is shared, see make_plan).
@@ -401,7 +421,97 @@ def write_plan(plan: Plan) -> list[str]:
                 changed.append(path.stem)
     for stale in _stale(plan, files):
         stale.unlink()
+    atomic_write(plan.directory / INPUTS_FILE, json.dumps(_inputs_record(plan), indent=2) + "\n")
     return changed
+
+
+# --- Is the plan on disk still what planning would write? -------------------------------------
+# Composing conf/ costs seconds, and Snakemake parses the Snakefile (and so plans) on every
+# invocation, a no-op rerun included. write_plan records in plan/inputs.json what the plan was
+# made from: the command (study, overrides, run), the machine's answers planning depends on (the
+# project and work roots, the sandbox backend ``auto`` finds, PATH), and the size and
+# modification time of every file it read (conf/, the trial schema, the package's own code, the
+# workload directories and arm sources the plan names) and of every plan file it wrote. When
+# all of these are unchanged, composing again would write the same files, so it is skipped.
+INPUTS_FILE = "inputs.json"
+PLAN_FORMAT = 1
+
+
+def _fixed_sources() -> list[Path]:
+    return [conf_dir(), project_root() / "workflow" / "schemas", Path(__file__).resolve().parents[1]]
+
+
+def _walk(root: Path, out: list[tuple[str, int, int]], skip: tuple[str, ...] = ("__pycache__",)) -> None:
+    try:
+        entries = list(os.scandir(root))
+    except NotADirectoryError:
+        st = root.stat()
+        out.append((str(root), st.st_size, st.st_mtime_ns))
+        return
+    except FileNotFoundError:
+        out.append((str(root), -1, -1))
+        return
+    for entry in sorted(entries, key=lambda e: e.name):
+        if entry.name in skip or entry.name.startswith(TMP_PREFIX):
+            continue
+        if entry.is_dir():
+            _walk(Path(entry.path), out, skip)
+        else:
+            st = entry.stat()
+            out.append((entry.path, st.st_size, st.st_mtime_ns))
+
+
+def _inputs_digest(study: str, overrides: tuple[str, ...] | list[str], run: str, plan_dir: Path,
+                   sources: tuple[str, ...] | list[str]) -> str:
+    files: list[tuple[str, int, int]] = []
+    for root in [*_fixed_sources(), *(project_root() / s for s in sources)]:
+        _walk(Path(root), files)
+    _walk(plan_dir, files, skip=(INPUTS_FILE,))
+    ident = {
+        "format": PLAN_FORMAT, "study": study, "overrides": list(overrides), "run": run,
+        "plan_dir": str(plan_dir.resolve()), "root": str(project_root()),
+        "work_root": str(study_work_root(plan_dir.parent)), "auto_backend": resolve_backend_name("auto"),
+        "path": os.environ.get("PATH", ""),
+    }
+    return hashlib.sha256(json.dumps([ident, files]).encode()).hexdigest()
+
+
+def _inputs_record(plan: Plan) -> dict[str, Any]:
+    return {"digest": _inputs_digest(plan.study, plan.overrides, plan.run, plan.directory, plan.sources),
+            "sources": list(plan.sources), "agents": plan.agents or {}}
+
+
+def plan_is_current(study: str, overrides: list[str] | tuple[str, ...] = (), results: Path = Path("results"),
+                    name: str | None = None) -> bool:
+    """Whether ``results/<run>/plan`` is what planning would write now (see :data:`INPUTS_FILE`);
+    cheap: no composition. The agents' readiness (a key, an installed harness) is checked again."""
+    plan_dir = Path(results) / run_name(study, overrides, name) / "plan"
+    try:
+        recorded = json.loads((plan_dir / INPUTS_FILE).read_text())
+        digest, sources, agents = recorded["digest"], recorded["sources"], recorded["agents"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if digest != _inputs_digest(study, tuple(overrides), run_name(study, overrides, name), plan_dir, sources):
+        return False
+    for agent_cfg in agents.values():
+        check_agent_ready(agent_cfg)
+    return True
+
+
+def ensure_plan(study: str, overrides: list[str] | tuple[str, ...] = (), results: Path = Path("results"),
+                name: str | None = None) -> list[str] | None:
+    """Plan the run unless its plan is current; then hold the run lock, as :func:`write_plan` does
+    (a busy directory whose plan is current is read as it is). Returns the changed trials, or None
+    when the plan was current and nothing was composed or written."""
+    from sdcs_bench.pipeline.runlock import StudyBusy, hold_study_lock
+
+    if plan_is_current(study, overrides, results, name):
+        try:
+            hold_study_lock(Path(results) / run_name(study, overrides, name))
+        except StudyBusy:
+            pass
+        return None
+    return write_plan(make_plan(study, list(overrides), Path(results), name))
 
 
 def _recorded_identity(plan: Plan) -> dict[str, Any] | None:
