@@ -11,8 +11,6 @@ rule inject:
         TRIAL.benchmark("inject")
     conda:
         "../envs/specsnap.yaml"
-    params:
-        stage_dir=TRIAL.stage_dir("inject"),
     shell:
         "specsnap --log {log} inject-poison-pill --trial {input.trial} --from $(dirname {input.snapshot}) "
-        "--stage-dir {params.stage_dir}"
+        "--stage-dir $(dirname {output.stage})"

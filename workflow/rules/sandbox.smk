@@ -10,7 +10,5 @@ rule scaffold:
         TRIAL.benchmark("scaffold")
     conda:
         "../envs/specsnap.yaml"
-    params:
-        stage_dir=TRIAL.stage_dir("scaffold"),
     shell:
-        "specsnap --log {log} scaffold-sandbox --trial {input.trial} --stage-dir {params.stage_dir}"
+        "specsnap --log {log} scaffold-sandbox --trial {input.trial} --stage-dir $(dirname {output.stage})"

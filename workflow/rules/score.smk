@@ -14,9 +14,8 @@ rule score:
     resources:
         runtime=runtime_min("score"),
     params:
-        stage_dir=TRIAL.stage_dir("score"),
         sessions=lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions),
         injection=injection_flag,
     shell:
         "specsnap --log {log} score --trial {input.trial} --from $(dirname {input.snapshot}) "
-        "--stage-dir {params.stage_dir} {params.sessions} {params.injection}"
+        "--stage-dir $(dirname {output.stage}) {params.sessions} {params.injection}"

@@ -15,8 +15,6 @@ rule session:
         # one unit of the provider's API per running session: --resources api_anthropic=4 caps it
         **{f"api_{p}": api_units(p) for p in API_PROVIDERS},
         runtime=runtime_min("session"),
-    params:
-        stage_dir=TRIAL.stage_dir("session_{k}"),
     shell:
         "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "
-        "--from $(dirname {input.snapshot}) --stage-dir {params.stage_dir}"
+        "--from $(dirname {input.snapshot}) --stage-dir $(dirname {output.stage})"
