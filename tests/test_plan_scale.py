@@ -67,7 +67,7 @@ def test_a_trial_file_is_what_json_dumps_writes(tmp_path):
 def test_a_trial_outside_the_plan_is_one_clear_error(clone, tmp_path):
     target = "results/mine/trials/tier_9__Nope__ref_null__none__s0/score/scorecard.json"
     result = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(clone / "Snakefile"), "--directory",
-                             str(tmp_path), "-n", "--config", "study=mine", target],
+                             str(tmp_path), "-n", target, "--config", "study=mine"],
                             capture_output=True, text=True, env=os.environ.copy())
     assert result.returncode != 0
     assert "trial 'tier_9__Nope__ref_null__none__s0' is not in the plan of results/mine" in result.stdout + result.stderr

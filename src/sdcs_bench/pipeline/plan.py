@@ -203,6 +203,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
             raise SpecSnapError(f"bad override: {key} is a group of settings (e.g. {example}), not {cfg.get(key)!r}")
     grid = {**cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
+    config.prefetch((axis, name) for axis in ("agent", "arm", "variant") for name in grid[axis])
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
     agents = {name: check_agent_ready(config.entity("agent", name)) for name in grid["agent"]}
     trials = []
