@@ -11,6 +11,9 @@ rule inject:
         TRIAL.benchmark("inject")
     conda:
         "../envs/specsnap.yaml"
+    params:
+        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
+        stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
-        "specsnap --log {log} inject-poison-pill --trial {input.trial} --from $(dirname {input.snapshot}) "
-        "--stage-dir $(dirname {output.stage})"
+        "specsnap --log {log} inject-poison-pill --trial {input.trial} --from {params.from_dir} "
+        "--stage-dir {params.stage_dir}"

@@ -10,5 +10,7 @@ rule scaffold:
         TRIAL.benchmark("scaffold")
     conda:
         "../envs/specsnap.yaml"
+    params:
+        stage_dir=lambda wildcards, output: Path(output.stage).parent,
     shell:
-        "specsnap --log {log} scaffold-sandbox --trial {input.trial} --stage-dir $(dirname {output.stage})"
+        "specsnap --log {log} scaffold-sandbox --trial {input.trial} --stage-dir {params.stage_dir}"

@@ -14,8 +14,10 @@ rule score:
     resources:
         runtime=runtime_min("score"),
     params:
+        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
+        stage_dir=lambda wildcards, output: Path(output.stage).parent,
         sessions=lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions),
         injection=injection_flag,
     shell:
-        "specsnap --log {log} score --trial {input.trial} --from $(dirname {input.snapshot}) "
-        "--stage-dir $(dirname {output.stage}) {params.sessions} {params.injection}"
+        "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "
+        "--stage-dir {params.stage_dir} {params.sessions} {params.injection}"
