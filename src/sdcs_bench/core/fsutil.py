@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -37,24 +36,8 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """``atomic_path`` for a text: the temporary file is created with an ordinary file's mode and
-    written through one descriptor (a plan writes thousands of these)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    while True:
-        tmp = path.parent / f"{TMP_PREFIX}{path.name}.{secrets.token_hex(4)}"
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for any file
-            break
-        except FileExistsError:
-            continue
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_path(path) as tmp:
+        tmp.write_text(text)
 
 
 def remove_stale_temporaries(directory: Path) -> list[str]:
