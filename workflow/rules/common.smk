@@ -1,4 +1,5 @@
 # Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
+import inspect
 import re
 import sys
 from pathlib import Path
@@ -74,6 +75,14 @@ wildcard_constraints:
     env="|".join(map(re.escape, ENV_PLANS)) or "(?!)",
 
 
+def declared(func):
+    """``func`` with its signature worked out once: Snakemake inspects the signature of every
+    input, params and resource function for every job, and ``inspect`` returns a function's
+    ``__signature__`` as it is."""
+    func.__signature__ = inspect.signature(func)
+    return func
+
+
 def cell(trial):
     """The plan's row of a trial; a trial the plan does not hold is one clear error."""
     try:
@@ -83,17 +92,20 @@ def cell(trial):
                             f"see {STUDY.cells})") from None
 
 
+@declared
 def source_plan(wildcards):
     """The plan file a source job reads, marked ``ancient`` because the cache is named by the pin's
     hash, so a newer plan file (another run planning the same pin) never makes it stale."""
     return ancient(SOURCE_PLANS[wildcards.pin])
 
 
+@declared
 def environment_plan(wildcards):
     """The plan file an environment job reads (``ancient``, as for the source)."""
     return ancient(ENV_PLANS[wildcards.env])
 
 
+@declared
 def repo_inputs(wildcards):
     """A real-repository trial's stages take its cached source and environment (``ancient``, as
     above: rebuilding the shared cache for one run must not rerun another run's trials)."""
@@ -116,12 +128,18 @@ def per_trial(value):
     values = {value(row) for row in CELLS.values()}
     if len(values) <= 1:
         return values.pop() if values else 0
-    return lambda wildcards: value(cell(wildcards.trial))
+    return declared(lambda wildcards: value(cell(wildcards.trial)))
 
 
 def api_units(provider):
     """Resource: 1 for a session that calls ``provider``'s API, else 0."""
     return per_trial(lambda row: int(row.get("api") == provider))
+
+
+# The api_<provider> resources of a session, in a plan where some session calls an API. Snakemake
+# evaluates every declared resource of every job, so a plan of reference policies declares none.
+API_RESOURCES = ({f"api_{p}": api_units(p) for p in API_PROVIDERS}
+                 if any(row.get("api", "none") != "none" for row in CELLS.values()) else {})
 
 
 def runtime_min(stage_kind):
@@ -143,15 +161,18 @@ def stage_before(trial, here):
     return {"previous": layout.stage_json(before), "snapshot": layout.snapshot(before)}
 
 
+@declared
 def previous_session_stage(wildcards):
     """The stage before session k of this trial (scaffold, session k-1, or inject)."""
     return stage_before(wildcards.trial, f"session_{wildcards.k}")
 
 
+@declared
 def previous_inject_stage(wildcards):
     return stage_before(wildcards.trial, "inject")
 
 
+@declared
 def score_inputs(wildcards):
     """What the score stage reads: the last session's snapshot, every session's record (never the
     copy inside the sandbox) and, for a poison-pill trial, the injection record."""
@@ -164,6 +185,7 @@ def score_inputs(wildcards):
     return inputs
 
 
+@declared
 def injection_flag(wildcards, input):
     return f"--injection {input.injection}" if "injection" in input.keys() else ""
 

@@ -14,9 +14,9 @@ rule score:
     resources:
         runtime=runtime_min("score"),
     params:
-        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
-        sessions=lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions),
+        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
+        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
+        sessions=declared(lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions)),
         injection=injection_flag,
     shell:
         "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "

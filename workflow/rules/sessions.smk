@@ -13,11 +13,11 @@ rule session:
         "../envs/specsnap.yaml"
     resources:
         # one unit of the provider's API per running session: --resources api_anthropic=4 caps it
-        **{f"api_{p}": api_units(p) for p in API_PROVIDERS},
+        **API_RESOURCES,
         runtime=runtime_min("session"),
     params:
-        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
+        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
+        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
     shell:
         "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "
         "--from {params.from_dir} --stage-dir {params.stage_dir}"
