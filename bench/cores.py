@@ -50,6 +50,8 @@ def main() -> None:
     print(f"{'wall (s)':28}{one[0]:>12.1f}{two[0]:>12.1f}")
     label = "sum of the jobs' times (s)"
     print(f"{label:28}{one[1]:>12.1f}{two[1]:>12.1f}")
+    label = "jobs' times / wall"
+    print(f"{label:28}{one[1] / one[0]:>12.2f}{two[1] / two[0]:>12.2f}   (how many jobs ran at once, on average)")
     print(f"{'load average before':28}{one[3]:>12.1f}{two[3]:>12.1f}")
     speedup = one[0] / two[0]
     print(f"--cores 2 is {speedup:.2f}x faster (target >= {TARGET:g}: {'met' if speedup >= TARGET else 'NOT met'})")

@@ -71,3 +71,12 @@ def test_a_trial_outside_the_plan_is_one_clear_error(clone, tmp_path):
                             capture_output=True, text=True, env=os.environ.copy())
     assert result.returncode != 0
     assert "trial 'tier_9__Nope__ref_null__none__s0' is not in the plan of results/mine" in result.stdout + result.stderr
+
+
+def test_many_seeds_can_be_given_as_a_range():
+    from sdcs_bench.pipeline.plan import run_name, split_overrides
+
+    assert split_overrides(["seed=range(0,16)"]) == ({"seed": list(range(16))}, [])
+    assert split_overrides(["seed=2,5"]) == ({"seed": [2, 5]}, [])
+    # the same seeds however spelled: the same run directory
+    assert run_name("smoke", ["seed=range(0,3)"]) == run_name("smoke", ["seed=[0,1,2]"])

@@ -98,7 +98,8 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
         key = override.get_key_element()
         if key in GRID_AXES:
             if override.is_sweep_override():
-                values = list(override.sweep_string_iterator())
+                # seeds as numbers (a range sweep, seed=range(16), is numbers, not its strings)
+                values = list(override.sweep_iterator() if key == "seed" else override.sweep_string_iterator())
             else:
                 value = override.value()
                 values = list(value) if isinstance(value, list) else [value]
