@@ -1,4 +1,5 @@
 # Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
+import inspect
 import os
 import re
 import sys
@@ -19,12 +20,11 @@ from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, CacheLayout,
 from sdcs_bench.pipeline.plan import (
     API_PROVIDERS,
     CELLS_VAR,
-    make_plan,
+    ensure_plan,
     pack_cells,
     read_cells,
     run_name,
     unpack_cells,
-    write_plan,
 )
 
 
@@ -53,11 +53,13 @@ shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="
 
 # Compose conf/ once, in the main process only: cluster and remote jobs re-parse this file and
 # must read the plan this run started with, never compose (or see a config edited mid-run).
-# write_plan takes the study directory's run lock first: a second run of the same directory
+# Planning takes the study directory's run lock first: a second run of the same directory
 # writes nothing (and is refused if its plan differs).
 if workflow.is_main_process:
     try:
-        write_plan(make_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None))
+        # Composes only when the plan on disk is not current (plan/inputs.json), so a no-op rerun
+        # costs no composition, while an edit of conf/ or tiers/ replans.
+        ensure_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None)
     except SpecSnapError as exc:
         stop(exc)
     except OSError as exc:
@@ -97,8 +99,11 @@ IMAGES = sorted({Path(c["image"]).parent.name for c in CELLS.values() if c.get("
 IMAGE_DIGESTS = sorted({Path(c["image"]).stem for c in CELLS.values() if c.get("image")})
 
 
+# A trial id's characters (plan.trial_id), not the list of planned trials: a pattern of 10,000
+# alternatives is matched and substituted for every job and made a large grid's DAG take hours.
+# A trial outside the plan is refused by cell() below.
 wildcard_constraints:
-    trial="|".join(re.escape(t) for t in CELLS) or "(?!)",
+    trial=r"[A-Za-z0-9_.-]+",
     k=r"[1-9][0-9]*",
     pin="|".join(map(re.escape, SOURCE_PLANS)) or "(?!)",
     env="|".join(map(re.escape, ENV_PLANS)) or "(?!)",
@@ -106,48 +111,93 @@ wildcard_constraints:
     digest="|".join(map(re.escape, IMAGE_DIGESTS)) or "(?!)",
 
 
+def declared(func):
+    """``func`` with its signature worked out once: Snakemake inspects the signature of every
+    input, params and resource function for every job, and ``inspect`` returns a function's
+    ``__signature__`` as it is."""
+    func.__signature__ = inspect.signature(func)
+    return func
+
+
+def cell(trial):
+    """The plan's row of a trial; a trial the plan does not hold is one clear error."""
+    try:
+        return CELLS[trial]
+    except KeyError:
+        raise WorkflowError(f"trial {trial!r} is not in the plan of {STUDY_DIR} ({len(CELLS)} trials: "
+                            f"see {STUDY.cells})") from None
+
+
+@declared
 def source_plan(wildcards):
     """The plan file a source job reads, marked ``ancient`` because the cache is named by the pin's
     hash, so a newer plan file (another run planning the same pin) never makes it stale."""
     return ancient(SOURCE_PLANS[wildcards.pin])
 
 
+@declared
 def environment_plan(wildcards):
     """The plan file an environment job reads (``ancient``, as for the source)."""
     return ancient(ENV_PLANS[wildcards.env])
 
 
+@declared
 def repo_inputs(wildcards):
     """A real-repository trial's stages take its cached source and environment (``ancient``, as
     above: rebuilding the shared cache for one run must not rerun another run's trials)."""
-    cell = CELLS[wildcards.trial]
-    return {key: ancient(cell[key]) for key in ("source", "environment") if cell[key]}
+    row = cell(wildcards.trial)
+    return {key: ancient(row[key]) for key in ("source", "environment") if row[key]}
 
 
+# Stages take repo_inputs only in a plan with real repositories (a function fewer per job otherwise).
+REPO_INPUTS = [unpack(repo_inputs)] if SOURCE_PLANS or ENV_PLANS else []
+
+
+@declared
 def image_inputs(wildcards):
     """A docker trial's sessions and scoring run in its image: they take the image's record as
     input, so the image is built first and a rebuilt image reruns them."""
-    image = CELLS[wildcards.trial].get("image")
+    image = cell(wildcards.trial).get("image")
     return {"image": image} if image else {}
 
 
+# Stages take image_inputs only in a plan with docker trials (a function fewer per job otherwise).
+IMAGE_INPUTS = [unpack(image_inputs)] if IMAGES else []
+
+
 def stages(trial):
-    return CELLS[trial]["stages"].split(",")
+    return cell(trial)["stages"].split(",")
+
+
+def per_trial(value):
+    """A resource taken from each trial's row of the plan: one number when every trial of the plan
+    has the same (declared once: Snakemake evaluates a function for every job, which costs a large
+    grid's DAG minutes), else a function of the trial."""
+    values = {value(row) for row in CELLS.values()}
+    if len(values) <= 1:
+        return values.pop() if values else 0
+    return declared(lambda wildcards: value(cell(wildcards.trial)))
 
 
 def api_units(provider):
-    """Resource function: 1 for a session that calls ``provider``'s API, else 0."""
-    return lambda wildcards: int(CELLS[wildcards.trial].get("api") == provider)
+    """Resource: 1 for a session that calls ``provider``'s API, else 0."""
+    return per_trial(lambda row: int(row.get("api") == provider))
+
+
+# The api_<provider> resources of a session, in a plan where some session calls an API. Snakemake
+# evaluates every declared resource of every job, so a plan of reference policies declares none.
+API_RESOURCES = ({f"api_{p}": api_units(p) for p in API_PROVIDERS}
+                 if any(row.get("api", "none") != "none" for row in CELLS.values()) else {})
 
 
 def runtime_min(stage_kind):
-    """Resource function: a job's wall-time limit in minutes, from the trial's own settings (the
-    session timeout times its attempts, plus backoff; the scoring timeout), for cluster executors."""
-    return lambda wildcards: int(CELLS[wildcards.trial][f"{stage_kind}_runtime_min"])
+    """Resource: a job's wall-time limit in minutes, from the trial's own settings (the session
+    timeout times its attempts, plus backoff; the scoring timeout), for cluster executors."""
+    return per_trial(lambda row: int(row[f"{stage_kind}_runtime_min"]))
 
 
-def trial_config(wildcards):
-    return STUDY.trial_file(wildcards.trial)
+# Every stage reads its trial's file: a pattern, not a function (nothing to evaluate per job).
+TRIAL_FILE = STUDY.trial_file("{trial}")
 
 
 def stage_before(trial, here):
@@ -159,15 +209,18 @@ def stage_before(trial, here):
     return {"previous": layout.stage_json(before), "snapshot": layout.snapshot(before)}
 
 
+@declared
 def previous_session_stage(wildcards):
     """The stage before session k of this trial (scaffold, session k-1, or inject)."""
     return stage_before(wildcards.trial, f"session_{wildcards.k}")
 
 
+@declared
 def previous_inject_stage(wildcards):
     return stage_before(wildcards.trial, "inject")
 
 
+@declared
 def score_inputs(wildcards):
     """What the score stage reads: the last session's snapshot, every session's record (never the
     copy inside the sandbox) and, for a poison-pill trial, the injection record."""
@@ -180,6 +233,7 @@ def score_inputs(wildcards):
     return inputs
 
 
+@declared
 def injection_flag(wildcards, input):
     return f"--injection {input.injection}" if "injection" in input.keys() else ""
 

@@ -1,8 +1,8 @@
 rule inject:
     input:
-        unpack(repo_inputs),
+        *REPO_INPUTS,
         unpack(previous_inject_stage),
-        trial=trial_config,
+        trial=TRIAL_FILE,
     output:
         **TRIAL.outputs("inject"),
     log:
@@ -12,8 +12,8 @@ rule inject:
     conda:
         "../envs/specsnap.yaml"
     params:
-        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
+        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
+        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
     shell:
         "specsnap --log {log} inject-poison-pill --trial {input.trial} --from {params.from_dir} "
         "--stage-dir {params.stage_dir}"

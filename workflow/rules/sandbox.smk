@@ -1,7 +1,7 @@
 rule scaffold:
     input:
-        unpack(repo_inputs),
-        trial=trial_config,
+        *REPO_INPUTS,
+        trial=TRIAL_FILE,
     output:
         **TRIAL.outputs("scaffold"),
     log:
@@ -11,6 +11,6 @@ rule scaffold:
     conda:
         "../envs/specsnap.yaml"
     params:
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
+        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
     shell:
         "specsnap --log {log} scaffold-sandbox --trial {input.trial} --stage-dir {params.stage_dir}"

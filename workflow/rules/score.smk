@@ -1,9 +1,9 @@
 rule score:
     input:
-        unpack(repo_inputs),
-        unpack(image_inputs),
+        *REPO_INPUTS,
+        *IMAGE_INPUTS,
         unpack(score_inputs),
-        trial=trial_config,
+        trial=TRIAL_FILE,
     output:
         **TRIAL.outputs("score"),
     log:
@@ -15,9 +15,9 @@ rule score:
     resources:
         runtime=runtime_min("score"),
     params:
-        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
-        sessions=lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions),
+        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
+        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
+        sessions=declared(lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions)),
         injection=injection_flag,
     shell:
         "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "

@@ -1,9 +1,9 @@
 rule session:
     input:
-        unpack(repo_inputs),
-        unpack(image_inputs),
+        *REPO_INPUTS,
+        *IMAGE_INPUTS,
         unpack(previous_session_stage),
-        trial=trial_config,
+        trial=TRIAL_FILE,
     output:
         **TRIAL.outputs("session_{k}"),
     log:
@@ -14,11 +14,11 @@ rule session:
         "../envs/specsnap.yaml"
     resources:
         # one unit of the provider's API per running session: --resources api_anthropic=4 caps it
-        **{f"api_{p}": api_units(p) for p in API_PROVIDERS},
+        **API_RESOURCES,
         runtime=runtime_min("session"),
     params:
-        from_dir=lambda wildcards, input: Path(input.snapshot).parent,
-        stage_dir=lambda wildcards, output: Path(output.stage).parent,
+        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
+        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
     shell:
         "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "
         "--from {params.from_dir} --stage-dir {params.stage_dir}"

@@ -13,6 +13,7 @@ import hashlib
 import io
 import itertools
 import json
+import os
 import sys
 import re
 from dataclasses import dataclass
@@ -22,9 +23,9 @@ from typing import Any
 from sdcs_bench.trial import config
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.core.errors import SpecSnapError, one_line, unknown
-from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.core.fsutil import TMP_PREFIX, atomic_write
+from sdcs_bench.core.paths import conf_dir, project_root, study_work_root
 from sdcs_bench.pipeline.freshness import restore_order
-from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
@@ -47,6 +48,10 @@ class Plan:
     trials: list[dict[str, Any]]
     run: str = ""
     overrides: tuple[str, ...] = ()
+    # What else the plan was read from (see plan_is_current): project paths beyond conf/ (workload
+    # directories, arm source files) and the agents as composed (their readiness is rechecked).
+    sources: tuple[str, ...] = ()
+    agents: dict[str, dict[str, Any]] | None = None
 
     @property
     def study_dir(self) -> Path:
@@ -96,7 +101,8 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
         key = override.get_key_element()
         if key in GRID_AXES:
             if override.is_sweep_override():
-                values = list(override.sweep_string_iterator())
+                # seeds as numbers (a range sweep, seed=range(16), is numbers, not its strings)
+                values = list(override.sweep_iterator() if key == "seed" else override.sweep_string_iterator())
             else:
                 value = override.value()
                 values = list(value) if isinstance(value, list) else [value]
@@ -201,41 +207,73 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
             raise SpecSnapError(f"bad override: {key} is a group of settings (e.g. {example}), not {cfg.get(key)!r}")
     grid = {**cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
+    config.prefetch((axis, name) for axis in ("agent", "arm", "variant") for name in grid[axis])
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
     agents = {name: check_agent_ready(config.entity("agent", name)) for name in grid["agent"]}
     trials = []
-    repos: dict[str, dict[str, Any]] = {}
+    full_check = []  # per trial: validate all of it, or only what differs from an equal trial of another seed
+    # Everything a trial holds but its seed is worked out once per workload, arm, variant and pair of
+    # them (a fingerprint reads every file of the workload): a large grid costs a dict per trial.
+    # Trials share these parts (json.dumps only reads them); the first failing combination still
+    # raises first, as the grid is walked in the same order.
+    workloads: dict[str, tuple[Any, dict[str, Any]]] = {}
+    arms: dict[str, Arm] = {}
+    arm_cfgs: dict[tuple[str, str], dict[str, Any]] = {}
+    variants: dict[str, dict[str, Any]] = {}
+    schedules: dict[tuple[str, str], tuple[list[dict[str, str]], list[str]]] = {}
+    seen: set[tuple[str, str, str, str]] = set()
+    sources: set[str] = set()
+    sandboxes: dict[str, dict[str, Any]] = {}  # by agent (the docker image follows the agent's harness)
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
-        workload = load_workload(wid)
-        if workload.is_real_repo and wid not in repos:
-            repos[wid] = repo_plan(workload, Path(results))
-        arm = Arm.from_config(config.entity("arm", arm_name))  # a missing arm file fails here, before any work
-        agent_cfg, variant_cfg = agents[agent_name], config.entity("variant", variant_name)
-        schedule = effective_schedule(workload, variant_cfg)
+        if wid not in workloads:
+            workload = load_workload(wid)
+            record = {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint()}
+            if workload.is_real_repo:
+                record["repo"] = repo_plan(workload, Path(results))
+            workloads[wid] = workload, record
+            sources.add(record["dir"])
+        workload, workload_record = workloads[wid]
+        if arm_name not in arms:  # a missing arm file fails here, before any work
+            arm_entity = config.entity("arm", arm_name)
+            arms[arm_name] = Arm.from_config(arm_entity)
+            sources.update(_arm_sources(arm_entity))
+        if (arm_name, wid) not in arm_cfgs:
+            arm_cfgs[arm_name, wid] = arms[arm_name].for_workload(workload.id, workload.root).to_config()
+        if variant_name not in variants:
+            variants[variant_name] = config.entity("variant", variant_name)
+        agent_cfg, variant_cfg = agents[agent_name], variants[variant_name]
+        if (wid, variant_name) not in schedules:
+            schedule = effective_schedule(workload, variant_cfg)
+            schedules[wid, variant_name] = (
+                [{"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
+                 for s in schedule],
+                trial_stages(workload, variant_cfg, len(schedule)),
+            )
+        schedule_cfg, stages = schedules[wid, variant_name]
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
         trials.append(
             {
                 "trial_id": tid,
                 "study": study,
                 "run": run,
-                "workload": {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint(),
-                             **({"repo": repos[wid]} if wid in repos else {})},
-                "arm": arm.for_workload(workload.id, workload.root).to_config(),
+                "workload": workload_record,
+                "arm": arm_cfgs[arm_name, wid],
                 "agent": agent_cfg,
                 "variant": variant_cfg,
                 "seed": seed,
-                "schedule": [
-                    {"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
-                    for s in schedule
-                ],
-                "stages": trial_stages(workload, variant_cfg, len(schedule)),
-                "sandbox": sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg),
+                "schedule": schedule_cfg,
+                "stages": stages,
+                "sandbox": sandboxes.setdefault(agent_name, sandbox_settings(backend, cfg["sandbox"], Path(results),
+                                                                             agent_cfg)),
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
             }
         )
-    _validate_trials(trials)
-    return Plan(study, study_dir / "plan", trials, run, tuple(overrides))
+        combo = (wid, arm_name, agent_name, variant_name)
+        full_check.append(combo not in seen)
+        seen.add(combo)
+    _validate_trials(trials, full_check)
+    return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents)
 
 
 @functools.cache
@@ -267,17 +305,39 @@ def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: di
                                            "image_record": CacheLayout(str(results)).image_record(image, digest)}}
 
 
-def _validate_trials(trials: list[dict]) -> None:
+def _arm_sources(arm_cfg: dict[str, Any]) -> list[str]:
+    """The project files an arm's ``source:`` entries read (a workload's own files are covered by
+    its directory)."""
+    out = []
+    for raw in arm_cfg.get("files") or []:
+        src = raw.get("source")
+        if isinstance(src, (str, list)):
+            out += [str(s) for s in (src if isinstance(src, list) else [src])]
+    return out
+
+
+# What differs between two trials that differ only by seed (everything else is shared, see make_plan).
+SEED_KEYS = ("trial_id", "seed")
+
+
+def _validate_trials(trials: list[dict], full: list[bool] | None = None) -> None:
+    """Check every trial against ``workflow/schemas/trial.schema.yaml``. The schema is checked and
+    compiled once; a trial that equals an already validated one but for its seed (``full`` false)
+    is checked on the keys that differ (:data:`SEED_KEYS`)."""
     import jsonschema
     import yaml
 
     schema = yaml.safe_load((project_root() / "workflow" / "schemas" / "trial.schema.yaml").read_text())
-    for trial in trials:
-        try:
-            jsonschema.validate(trial, schema)
-        except jsonschema.ValidationError as exc:
-            where = "/".join(map(str, exc.absolute_path)) or "(top level)"
-            raise SpecSnapError(f"trial {trial['trial_id']}: config invalid at {where}: {exc.message}") from None
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    validator = cls(schema)
+    seed_only = cls({"type": "object", "required": [k for k in SEED_KEYS if k in schema.get("required", ())],
+                     "properties": {k: v for k, v in schema.get("properties", {}).items() if k in SEED_KEYS}})
+    for i, trial in enumerate(trials):
+        error = jsonschema.exceptions.best_match((validator if full is None or full[i] else seed_only).iter_errors(trial))
+        if error is not None:
+            where = "/".join(map(str, error.absolute_path)) or "(top level)"
+            raise SpecSnapError(f"trial {trial['trial_id']}: config invalid at {where}: {error.message}") from None
 
 
 def runtimes_min(trial: dict[str, Any]) -> tuple[int, int]:
@@ -295,7 +355,8 @@ def runtimes_min(trial: dict[str, Any]) -> tuple[int, int]:
 def render_plan(plan: Plan) -> dict[Path, str]:
     """Every file of the plan and its text: ``study.json``, ``cells.tsv`` and one config per trial."""
     trials_dir = plan.directory / "trials"
-    files = {trials_dir / f"{t['trial_id']}.json": json.dumps(t, indent=2, sort_keys=True) for t in plan.trials}
+    parts: dict[int, str] = {}
+    files = {trials_dir / f"{t['trial_id']}.json": trial_json(t, parts) for t in plan.trials}
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter="\t", lineterminator="\n")
     writer.writerow(CELL_COLUMNS)
@@ -321,6 +382,27 @@ def render_plan(plan: Plan) -> dict[Path, str]:
 
 
 STUDY_FILE = "study.json"
+
+
+def trial_json(trial: dict[str, Any], parts: dict[int, str] | None = None) -> str:
+    """``json.dumps(trial, indent=2, sort_keys=True)``, character for character, with each top-level
+    value a trial shares with others (its arm, agent, workload, schedule: see :func:`make_plan`)
+    encoded once: ``parts`` maps such a value's ``id`` to its text (valid while the trials live).
+    A nested value's text is its own ``dumps`` with every line after the first indented by two
+    spaces (JSON strings hold no raw newline)."""
+    if parts is None:
+        parts = {}
+    lines = []
+    for key in sorted(trial):
+        value = trial[key]
+        if isinstance(value, (dict, list)):
+            text = parts.get(id(value))
+            if text is None:
+                text = parts[id(value)] = json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n  ")
+        else:
+            text = json.dumps(value)
+        lines.append(f"  {json.dumps(key)}: {text}")
+    return "{\n" + ",\n".join(lines) + "\n}" if lines else "{}"
 
 
 def repo_records(trial: dict[str, Any]) -> tuple[str, str]:
@@ -378,7 +460,97 @@ def write_plan(plan: Plan) -> list[str]:
     if restored:
         print(f"specsnap: {len(restored)} finished job(s) in {plan.study_dir} were older than their inputs but made "
               "from the same bytes (checked by SHA-256): kept as done", file=sys.stderr)
+    atomic_write(plan.directory / INPUTS_FILE, json.dumps(_inputs_record(plan), indent=2) + "\n")
     return changed
+
+
+# --- Is the plan on disk still what planning would write? -------------------------------------
+# Composing conf/ costs seconds, and Snakemake parses the Snakefile (and so plans) on every
+# invocation, a no-op rerun included. write_plan records in plan/inputs.json what the plan was
+# made from: the command (study, overrides, run), the machine's answers planning depends on (the
+# project and work roots, the sandbox backend ``auto`` finds, PATH), and the size and
+# modification time of every file it read (conf/, the trial schema, the package's own code, the
+# workload directories and arm sources the plan names) and of every plan file it wrote. When
+# all of these are unchanged, composing again would write the same files, so it is skipped.
+INPUTS_FILE = "inputs.json"
+PLAN_FORMAT = 1
+
+
+def _fixed_sources() -> list[Path]:
+    return [conf_dir(), project_root() / "workflow" / "schemas", Path(__file__).resolve().parents[1]]
+
+
+def _walk(root: Path, out: list[tuple[str, int, int]], skip: tuple[str, ...] = ("__pycache__",)) -> None:
+    try:
+        entries = list(os.scandir(root))
+    except NotADirectoryError:
+        st = root.stat()
+        out.append((str(root), st.st_size, st.st_mtime_ns))
+        return
+    except FileNotFoundError:
+        out.append((str(root), -1, -1))
+        return
+    for entry in sorted(entries, key=lambda e: e.name):
+        if entry.name in skip or entry.name.startswith(TMP_PREFIX):
+            continue
+        if entry.is_dir():
+            _walk(Path(entry.path), out, skip)
+        else:
+            st = entry.stat()
+            out.append((entry.path, st.st_size, st.st_mtime_ns))
+
+
+def _inputs_digest(study: str, overrides: tuple[str, ...] | list[str], run: str, plan_dir: Path,
+                   sources: tuple[str, ...] | list[str]) -> str:
+    files: list[tuple[str, int, int]] = []
+    for root in [*_fixed_sources(), *(project_root() / s for s in sources)]:
+        _walk(Path(root), files)
+    _walk(plan_dir, files, skip=(INPUTS_FILE,))
+    ident = {
+        "format": PLAN_FORMAT, "study": study, "overrides": list(overrides), "run": run,
+        "plan_dir": str(plan_dir.resolve()), "root": str(project_root()),
+        "work_root": str(study_work_root(plan_dir.parent)), "auto_backend": resolve_backend_name("auto"),
+        "path": os.environ.get("PATH", ""),
+    }
+    return hashlib.sha256(json.dumps([ident, files]).encode()).hexdigest()
+
+
+def _inputs_record(plan: Plan) -> dict[str, Any]:
+    return {"digest": _inputs_digest(plan.study, plan.overrides, plan.run, plan.directory, plan.sources),
+            "sources": list(plan.sources), "agents": plan.agents or {}}
+
+
+def plan_is_current(study: str, overrides: list[str] | tuple[str, ...] = (), results: Path = Path("results"),
+                    name: str | None = None) -> bool:
+    """Whether ``results/<run>/plan`` is what planning would write now (see :data:`INPUTS_FILE`);
+    cheap: no composition. The agents' readiness (a key, an installed harness) is checked again."""
+    plan_dir = Path(results) / run_name(study, overrides, name) / "plan"
+    try:
+        recorded = json.loads((plan_dir / INPUTS_FILE).read_text())
+        digest, sources, agents = recorded["digest"], recorded["sources"], recorded["agents"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if digest != _inputs_digest(study, tuple(overrides), run_name(study, overrides, name), plan_dir, sources):
+        return False
+    for agent_cfg in agents.values():
+        check_agent_ready(agent_cfg)
+    return True
+
+
+def ensure_plan(study: str, overrides: list[str] | tuple[str, ...] = (), results: Path = Path("results"),
+                name: str | None = None) -> list[str] | None:
+    """Plan the run unless its plan is current; then hold the run lock, as :func:`write_plan` does
+    (a busy directory whose plan is current is read as it is). Returns the changed trials, or None
+    when the plan was current and nothing was composed or written."""
+    from sdcs_bench.pipeline.runlock import StudyBusy, hold_study_lock
+
+    if plan_is_current(study, overrides, results, name):
+        try:
+            hold_study_lock(Path(results) / run_name(study, overrides, name))
+        except StudyBusy:
+            pass
+        return None
+    return write_plan(make_plan(study, list(overrides), Path(results), name))
 
 
 def _recorded_identity(plan: Plan) -> dict[str, Any] | None:

@@ -7,9 +7,9 @@ is the only place that composes them; the pipeline composes once per run (see pl
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from functools import cache
 from typing import Any
 
 from pathlib import Path
@@ -98,8 +98,17 @@ def entity(group: str, name: str) -> dict[str, Any]:
     return copy.deepcopy(_entity(group, name))
 
 
-@cache
+_ENTITIES: dict[tuple[str, str], dict[str, Any]] = {}  # (group, name) -> the resolved entity, composed once
+
+
 def _entity(group: str, name: str) -> dict[str, Any]:
+    key = (group, name)
+    if key not in _ENTITIES:
+        _ENTITIES[key] = _compose_entity(group, name)
+    return _ENTITIES[key]
+
+
+def _compose_entity(group: str, name: str) -> dict[str, Any]:
     path = conf_dir() / group / f"{name}.yaml"
     read_yaml(path)
     try:
@@ -111,3 +120,34 @@ def _entity(group: str, name: str) -> dict[str, Any]:
         raise
     except Exception as exc:  # Hydra / OmegaConf: interpolation, type or key errors inside the file
         raise SpecSnapError(f"{_shown(path)}: {one_line(exc)}") from None
+
+
+_PACKAGE_SAFE = re.compile(r"^[A-Za-z0-9_]+$")
+
+
+def prefetch(entities: Iterable[tuple[str, str]]) -> None:
+    """Compose many entities (``("arm", "Vanilla")``, ...) in one Hydra composition, each under a
+    package of its own, and keep them as :func:`entity` returns them: every composition re-reads
+    the config tree, so a study's twenty-odd entities one by one cost seconds. Anything this cannot
+    do (an unknown name, a broken file) is left to :func:`entity`, which names the file."""
+    todo = []
+    for group, name in dict.fromkeys(entities):
+        if (group, name) in _ENTITIES or group in ("study",) or not _PACKAGE_SAFE.match(name):
+            continue
+        try:
+            check_option(group, name)
+            read_yaml(conf_dir() / group / f"{name}.yaml")
+        except SpecSnapError:
+            continue
+        todo.append((group, name))
+    if len(todo) < 2:
+        return
+    try:
+        composed = compose([f"+{group}@_prefetch.{group}.{name}={name}" for group, name in todo])
+        for group, name in todo:
+            value = composed["_prefetch"][group][name]
+            if group == "agent":
+                value = {**composed.get("agent_defaults", {}), **value}
+            _ENTITIES[group, name] = value
+    except Exception:  # composed one by one instead, where the error names its file
+        return
