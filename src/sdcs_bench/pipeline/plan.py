@@ -202,6 +202,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     grid = {**cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
+    sandboxes: dict[str, dict[str, Any]] = {}  # by agent: docker's image follows the agent's harness
     agents = {name: check_agent_ready(config.entity("agent", name)) for name in grid["agent"]}
     trials = []
     repos: dict[str, dict[str, Any]] = {}
@@ -229,7 +230,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                     for s in schedule
                 ],
                 "stages": trial_stages(workload, variant_cfg, len(schedule)),
-                "sandbox": sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg),
+                "sandbox": sandboxes.setdefault(agent_name, sandbox_settings(backend, cfg["sandbox"], Path(results),
+                                                                             agent_cfg)),
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
             }
