@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import ROOT
+from conftest import ROOT, missing
 
 pytestmark = pytest.mark.pipeline
 
@@ -67,9 +67,7 @@ def cluster():
     """The local cluster, started for this module and stopped after it (by the script, by PID)."""
     reason = missing_infra()
     if reason:
-        if "slurm" in os.environ.get("SPECSNAP_REQUIRE_INFRA", ""):
-            pytest.fail(f"SPECSNAP_REQUIRE_INFRA names slurm, but {reason}")
-        pytest.skip(reason)
+        missing("slurm", reason)  # a skip, or a failure where SPECSNAP_REQUIRE_INFRA names slurm
     # Under /tmp, not pytest's private (mode 0700) directory: munged runs as the munge user and must
     # reach its socket.
     scratch = Path(tempfile.mkdtemp(prefix="specsnap-slurm-"))

@@ -326,12 +326,13 @@ def build_image_command(
     from sdcs_bench.pipeline.layout import CacheLayout
     from sdcs_bench.sandbox.images import build_image, image_digest
 
-    digest = image_digest(name)[:12]  # an unknown name is one line naming the images there are
-    if record is not None and record.stem != digest:
-        raise SpecSnapError(f"containers/{name}/ changed after this run was planned (its digest is now {digest}, "
+    digest = image_digest(name)  # an unknown name is one line naming the images there are
+    if record is not None and record.stem != digest[:12]:
+        raise SpecSnapError(f"containers/{name}/ changed after this run was planned (its digest is now {digest[:12]}, "
                             f"the plan expects {record.stem}); rerun to plan the new image")
-    where = record or Path(CacheLayout(str(results)).image_record(name, digest))
-    data = build_image(name, _writing(where.parent) and where, log=lambda m: print(f"specsnap: {m}", file=sys.stderr))
+    where = record or Path(CacheLayout(str(results)).image_record(name, digest[:12]))
+    data = build_image(name, _writing(where.parent) and where, log=lambda m: print(f"specsnap: {m}", file=sys.stderr),
+                       digest=digest)
     _console().print(f"{data['tag']} ({data['id'][:19]}…), record in {where}")
 
 

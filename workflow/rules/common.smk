@@ -242,13 +242,18 @@ def scorecards():
     return [STUDY.trial(trial).file("score", SCORECARD) for trial in CELLS]
 
 
+def session_stages():
+    """Every (trial, session stage) of the plan."""
+    return [(t, s) for t in CELLS for s in stages(t) if s.startswith("session_")]
+
+
 def ledgers():
-    return [STUDY.trial(t).outputs(s)["ledger"] for t in CELLS for s in stages(t) if s.startswith("session_")]
+    return [STUDY.trial(t).outputs(s)["ledger"] for t, s in session_stages()]
 
 
 def session_records():
     """Every session's stage.json (the ledger rows take the session's status and agent from it)."""
-    return [STUDY.trial(t).stage_json(s) for t in CELLS for s in stages(t) if s.startswith("session_")]
+    return [STUDY.trial(t).stage_json(s) for t, s in session_stages()]
 
 
 def get_final_output():

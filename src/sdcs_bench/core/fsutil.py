@@ -7,6 +7,7 @@ the target keeps its old content (or stays absent)."""
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -70,3 +71,12 @@ def disk_error_message(exc: OSError, writing: Path | str | None = None) -> str |
     where = exc.filename or (f"into {writing}" if writing else "a result file")
     hint = {errno.ENOSPC: "free some space", errno.EDQUOT: "free some space"}.get(exc.errno or 0, "make it writable")
     return f"cannot write {where}: {what}; {hint} and rerun (what finished is kept)"
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

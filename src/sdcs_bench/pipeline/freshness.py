@@ -25,23 +25,15 @@ ordinary run).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 from typing import Iterable
 
+from sdcs_bench.core.fsutil import sha256_file
 from sdcs_bench.pipeline.layout import StudyLayout, TrialLayout
 
 INPUTS_KEY = "inputs"
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def input_record(study_dir: Path, paths: Iterable[Path | str]) -> dict[str, str]:
@@ -55,7 +47,7 @@ def input_record(study_dir: Path, paths: Iterable[Path | str]) -> dict[str, str]
             rel = Path(path).resolve().relative_to(root).as_posix()
         except ValueError:
             continue
-        record[rel] = file_sha256(Path(path))
+        record[rel] = sha256_file(Path(path))
     return dict(sorted(record.items()))
 
 
@@ -86,7 +78,7 @@ def _bring_up_to_date(study_dir: Path, record_file: Path, outputs: list[Path]) -
     newest_input = max(in_times)
     if min(out_times) >= newest_input:
         return "current"
-    if any(file_sha256(path) != inputs[rel] for rel, path in in_paths.items()):
+    if any(sha256_file(path) != inputs[rel] for rel, path in in_paths.items()):
         return None
     for path, mtime in zip(outputs, out_times):
         if mtime < newest_input:

@@ -103,7 +103,6 @@ class DockerBackend(Backend):
             "ports": list(ports) if network else [],
             "mounts": sorted(mounts.values(), key=lambda m: m["target"].count("/")),
             "limits": self.limits,
-            "stdin": True,
             "pass_fds": list(pass_fds),
             "python": sys.executable,  # mounted at the same path (a runtime root)
             "relay_prefix": _relay_prefix(workdir),
@@ -116,7 +115,7 @@ class DockerBackend(Backend):
         import shutil
         import tempfile
 
-        for scratch in Path(tempfile.gettempdir()).glob(f"{_relay_prefix(workdir.resolve())}*"):
+        for scratch in Path(tempfile.gettempdir()).glob(f"{_relay_prefix(workdir)}*"):
             shutil.rmtree(scratch, ignore_errors=True)
         gone = []
         for container in self.client.containers.list(all=True, filters={"label": f"{SANDBOX_LABEL}={sandbox_marker(workdir)}"}):

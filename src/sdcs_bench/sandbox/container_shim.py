@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 
+
 def _copy_stdin(sock) -> None:
     raw = getattr(sock, "_sock", sock)
     try:
@@ -177,7 +178,7 @@ def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
         pairs.append(f"port:{target}={port}")
     life = os.path.join(scratch, "lifeline")
     os.mkfifo(life, 0o600)
-    spec["lifeline_fd"] = os.open(life, os.O_RDWR)  # held until this process ends, however it ends
+    os.open(life, os.O_RDWR)  # never closed: held until this process ends, however it ends
     spec["mounts"].append({"type": "bind", "source": life, "target": "/run/specsnap/lifeline", "read_only": True})
     return [spec["python"], "-I", "-S", "-B", __file__, "--inside", "life:/run/specsnap/lifeline=0", *pairs, "--", *argv]
 
@@ -207,7 +208,7 @@ def _main(spec: dict, scratch: str) -> int:
     created = api.create_container(
         spec["image"], command=argv, environment=dict(os.environ), working_dir=spec["workdir"],
         user=spec["user"], labels=spec["labels"], host_config=host_config,
-        stdin_open=spec["stdin"],  # with attach (detach=False): StdinOnce, EOF reaches the command
+        stdin_open=True,  # with attach (detach=False): StdinOnce, our stdin's EOF reaches the command
     )
     container = client.containers.get(created["Id"])
 
@@ -221,12 +222,11 @@ def _main(spec: dict, scratch: str) -> int:
     signal.signal(signal.SIGINT, stop)
     try:
         output = container.attach(stdout=True, stderr=True, stream=True, demux=True, logs=True)
-        sock = container.attach_socket(params={"stdin": 1, "stream": 1}) if spec["stdin"] else None
+        sock = container.attach_socket(params={"stdin": 1, "stream": 1})
         container.start()
         reader = threading.Thread(target=_copy_output, args=(output,), daemon=True)
         reader.start()
-        if sock is not None:
-            threading.Thread(target=_copy_stdin, args=(sock,), daemon=True).start()
+        threading.Thread(target=_copy_stdin, args=(sock,), daemon=True).start()
         code = container.wait()["StatusCode"]
         reader.join(timeout=30)
         return code

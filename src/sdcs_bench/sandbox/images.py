@@ -23,7 +23,7 @@ from typing import Any, Callable
 import yaml
 
 from sdcs_bench.core.errors import SpecSnapError, unknown
-from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.core.fsutil import atomic_write, sha256_file
 from sdcs_bench.core.paths import project_root
 
 LABEL = "org.specsnap.image"
@@ -134,15 +134,15 @@ def image_digest(name: str) -> str:
     root = context_dir(name)
     for path in context_files(name):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    for path in host_files(name):
-        h.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in host_files(name):  # large (Node is about 100 MB): streamed
+        h.update(str(path).encode() + b"\0" + sha256_file(path).encode() + b"\0")
     for path in project_files(name):
         h.update(path.relative_to(project_root()).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
-def image_tag(name: str) -> str:
-    return f"specsnap/{name}:{image_digest(name)[:12]}"
+def image_tag(name: str, digest: str | None = None) -> str:
+    return f"specsnap/{name}:{(digest or image_digest(name))[:12]}"
 
 
 # -- the engine -----------------------------------------------------------------------------------
@@ -223,11 +223,11 @@ def _wheels(name: str, context: Path, log: Callable[[str], None]) -> None:
         raise SpecSnapError(f"image {name}: pip wheel failed (exit {proc.returncode}):\n{tail}")
 
 
-def _build(client, name: str, log: Callable[[str], None]):
+def _build(client, name: str, log: Callable[[str], None], digest: str | None = None):
     """The image ``name`` (its parent first), built unless the engine has its tag already."""
     import docker
 
-    tag = image_tag(name)
+    tag = image_tag(name, digest)
     try:
         image = client.images.get(tag)
         log(f"{tag} is already built ({image.id})")
@@ -261,13 +261,14 @@ def _build(client, name: str, log: Callable[[str], None]):
     return image
 
 
-def build_image(name: str, record: Path, log: Callable[[str], None] = print) -> dict[str, Any]:
+def build_image(name: str, record: Path, log: Callable[[str], None] = print, digest: str | None = None) -> dict[str, Any]:
     """Build ``containers/<name>`` (once: an image with its tag already in the engine is reused)
-    and write its record."""
+    and write its record. ``digest``: the image's, if the caller worked it out already."""
+    digest = digest or image_digest(name)
     client = engine()
     rootfs_id = ensure_rootfs(client, log)
-    image = _build(client, name, log)
-    data = {"name": name, "tag": image_tag(name), "id": image.id, "digest": image_digest(name),
+    image = _build(client, name, log, digest)
+    data = {"name": name, "tag": image_tag(name, digest), "id": image.id, "digest": digest,
             "rootfs": rootfs_tag(), "rootfs_id": rootfs_id, "parent": parent_image(name),
             "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     record.parent.mkdir(parents=True, exist_ok=True)
@@ -280,7 +281,7 @@ def read_record(record: Path) -> dict[str, Any]:
         data = json.loads(Path(record).read_text())
         return {"name": data["name"], "tag": data["tag"], "id": data["id"]}
     except FileNotFoundError:
-        name = Path(record).stem
+        name = Path(record).parent.name  # images/<name>/<digest>.json
         raise SpecSnapError(f"image record {record} does not exist: build the image first "
                             f"(`specsnap build-image {name}`, or run the study through Snakemake)") from None
     except (ValueError, KeyError, TypeError) as exc:

@@ -16,7 +16,6 @@ beside it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -32,19 +31,11 @@ from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.archive import safe_extract
-from sdcs_bench.core.fsutil import atomic_path, atomic_write
+from sdcs_bench.core.fsutil import atomic_path, atomic_write, sha256_file
 from sdcs_bench.trial.repo import SourcePin, source_tree
 
 INDEX_URL = "https://pypi.org/simple"  # the package index (SPECSNAP_INDEX_URL overrides it)
 RECORD = "source.json"
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def download_cache() -> Path:
