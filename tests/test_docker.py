@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,76 @@ def test_an_image_tag_follows_its_own_build_context_only(clone, monkeypatch):
     finally:
         monkeypatch.undo()
         project_root.cache_clear()
+
+
+def _fake_npm_install(home: Path, version: str) -> Path:
+    """claude_code installed the way npm lays it out: hoisted dependencies, one nested copy that
+    shadows a hoisted one, an optional dependency not installed, and an unrelated package."""
+    modules = home / "npm" / "node_modules"
+
+    def package(path: Path, **deps: dict) -> None:
+        path.mkdir(parents=True)
+        (path / "package.json").write_text(json.dumps({"name": path.name, **deps}))
+
+    package(modules / "@anthropic-ai" / "claude-code", dependencies={"a": "1"},
+            optionalDependencies={"@anthropic-ai/claude-code-linux-x64": "1", "not-installed": "1"})
+    package(modules / "@anthropic-ai" / "claude-code-linux-x64")
+    package(modules / "a", dependencies={"b": "2"})
+    package(modules / "a" / "node_modules" / "b")  # a's own b shadows the hoisted one
+    package(modules / "b")
+    package(modules / "unrelated")
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "claude").symlink_to("../@anthropic-ai/claude-code/cli.js")
+    (modules / "@anthropic-ai" / "claude-code" / "cli.js").write_text("#!/usr/bin/env node\n")
+    (home / "npm" / ".specsnap-pins").mkdir()
+    (home / "npm" / ".specsnap-pins" / "claude_code").write_text(f"@anthropic-ai/claude-code@{version}\n")
+    return modules
+
+
+def test_a_harness_image_carries_its_package_and_what_it_depends_on_and_nothing_else(tmp_path, monkeypatch):
+    from sdcs_bench.agents.install import pins
+    from sdcs_bench.pipeline.images import carried
+    from sdcs_bench.sandbox.images import image_digest
+
+    monkeypatch.setenv("SPECSNAP_HARNESS_HOME", str(tmp_path / "h"))
+    absent = carried("harness-claude_code")
+    assert absent.key == pins()["claude_code"].spec and absent.trees == ()  # not installed: a key, nothing to copy
+    modules = _fake_npm_install(tmp_path / "h", pins()["claude_code"].version)
+    got = carried("harness-claude_code")
+    assert set(got.trees) == {modules / "@anthropic-ai" / "claude-code", modules / "@anthropic-ai" / "claude-code-linux-x64",
+                              modules / "a", modules / "a" / "node_modules" / "b", modules / ".bin" / "claude"}
+    assert image_digest("harness-claude_code", got) == image_digest("harness-claude_code", absent)  # the pin, not bytes
+    from sdcs_bench.sandbox.images import Carried
+
+    assert image_digest("harness-claude_code", Carried("@anthropic-ai/claude-code@0.0.1")) != image_digest(
+        "harness-claude_code", got), "another pin is another image"
+    for bad, says in (("harness-nope", "unknown harness of image harness-<harness> 'nope'; valid choices: aider,"),
+                      ("env-tier_2", "unknown workload of image env-<workload> 'tier_2'; valid choices: click, isort"),
+                      ("nope", "unknown image 'nope'; valid choices: base, env-<name>, harness-<name>, harnesses, job")):
+        with pytest.raises(Exception, match=re.escape(says)):
+            carried(bad) if "-" in bad else image_digest(bad)
+
+
+def test_the_backend_mounts_nothing_its_image_carries(docker_image, tmp_path):
+    """A generated image carries a harness or a repository environment at its host path: the host's
+    copy is not mounted over it, nor is a directory that holds it (the shared npm prefix)."""
+    backend = make_backend("docker", {"image_record": str(docker_image)})
+    home = tmp_path / "harnesses"
+    package = home / "npm" / "node_modules" / "pkg"
+    other = tmp_path / "other"
+    for path in (package, other, tmp_path / "w", tmp_path / "h"):
+        path.mkdir(parents=True)
+    argv = backend.wrap(["true"], workdir=tmp_path / "w", home=tmp_path / "h", network=False,
+                        ro_binds=[home, package, other])
+    mounted = {m["target"] for m in json.loads(argv[argv.index("--") - 1])["mounts"]}
+    assert {str(home), str(package), str(other)} <= mounted
+    backend.image["provides"] = [str(package)]
+    argv = backend.wrap(["true"], workdir=tmp_path / "w", home=tmp_path / "h", network=False,
+                        ro_binds=[home, package, other])
+    mounted = {m["target"] for m in json.loads(argv[argv.index("--") - 1])["mounts"]}
+    assert str(other) in mounted and not {str(home), str(package)} & mounted
+    assert str(Path(sys.executable).resolve().parents[1]) in mounted or any(
+        Path(sys.executable).resolve().is_relative_to(m) for m in mounted), "the runtime stays mounted"
 
 
 def test_an_unknown_image_or_no_engine_is_one_line_before_any_work(tmp_path):
@@ -193,8 +264,8 @@ def test_a_harness_reaches_its_proxy_port_and_nothing_else(docker_image, tmp_pat
 
 @pytest.mark.pipeline
 def test_a_real_harness_runs_in_its_image_as_it_does_under_bwrap(clone, tmp_path, docker_image):
-    """The real Claude Code CLI, driven by its replay script: in the `harnesses` image (Node copied
-    in, the pinned CLI mounted read-only), reaching only its session's proxy through the relay, its
+    """The real Claude Code CLI, driven by its replay script: in its own image (harness-claude_code:
+    Node and the pinned CLI copied in, nothing of it mounted from the host), reaching only its session's proxy through the relay, its
     sessions end as they do under bwrap (cleaved by the watcher, then a full second session)."""
     from sdcs_bench.agents.install import installed, pins
     from sdcs_bench.sandbox.bwrap import BwrapBackend
@@ -218,5 +289,8 @@ def test_a_real_harness_runs_in_its_image_as_it_does_under_bwrap(clone, tmp_path
         seen[backend] = [(r["session"], r["status"], r["exit_code"], r["model_calls"], r["cleave"]["fired"])
                          for r in records]
     assert seen["docker"] == seen["bwrap"] == [("S1", "cleaved", 0, 1, True), ("S2", "ok", 0, 3, False)]
-    images = list((work / "results" / "_cache" / "images").glob("*/*.json"))
-    assert [p.parent.name for p in images] == ["harnesses"]
+    # Its sessions ran in the image that carries the pinned CLI, its scoring in base.
+    images = {p.parent.name: json.loads(p.read_text()) for p in (work / "results" / "_cache" / "images").glob("*/*.json")}
+    assert set(images) == {"harness-claude_code", "base"}
+    assert images["harness-claude_code"]["carries"] == pins()["claude_code"].spec
+    assert any(p.endswith("/@anthropic-ai/claude-code") for p in images["harness-claude_code"]["provides"])

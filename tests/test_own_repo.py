@@ -106,6 +106,38 @@ def test_the_added_repository_runs_through_the_pipeline_on_its_closed_forms(own_
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.mark.pipeline
+def test_under_docker_the_repository_is_scored_in_the_image_that_carries_its_environment(
+        own_repo, tmp_path, docker_engine):
+    """The generated env-textkit image carries the environment the pipeline built: the trial's
+    sessions and scoring run in it with nothing of the environment mounted from the host, so a
+    rescore still passes after the host's copy is gone."""
+    clone, results = own_repo.parents[1], tmp_path / "results"
+    overrides = json.dumps(["workload=[textkit]", "arm=[Vanilla]", "agent=[ref_oracle]", "sandbox.backend=docker"])
+    argv = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "study=real_repos", f"results={results}",
+            f"overrides={overrides}", "name=textkit_docker"]
+    proc = subprocess.run(argv, cwd=clone, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    (record_file,) = (results / "_cache" / "images").glob("*/*.json")
+    record = json.loads(record_file.read_text())
+    (env_dir,) = (results / "_cache" / "envs").iterdir()
+    assert record["name"] == "env-textkit" and record["carries"] == env_dir.name
+    assert record["provides"] == [str(env_dir.resolve())]
+    trial = json.loads(next((results / "textkit_docker" / "plan" / "trials").glob("*.json")).read_text())
+    assert trial["sandbox"]["docker"]["image"] == trial["sandbox"]["docker"]["score_image"] == "env-textkit"
+    card_file = next((results / "textkit_docker" / "trials").glob("*/score/scorecard.json"))
+    card = json.loads(card_file.read_text())
+    assert card["net"] == card["expected"]["net"] == 2
+    # Without the host's virtualenv the scorer could not run pytest, unless the image carries it.
+    (env_dir / "venv").rename(env_dir / "venv.away")
+    try:
+        again = subprocess.run([*argv, "--forcerun", "score"], cwd=clone, capture_output=True, text=True)
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        assert json.loads(card_file.read_text())["net"] == 2
+    finally:
+        (env_dir / "venv.away").rename(env_dir / "venv")
+
+
 def _drop_gold_of_tk2(workload: Path) -> None:
     bugs = workload / "bugs.yaml"
     bugs.write_text(bugs.read_text().replace("  gold: fixes/TK-2.patch\n", ""))

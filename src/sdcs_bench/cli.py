@@ -317,22 +317,28 @@ def build_env_command(
 
 @app.command("build-image")
 def build_image_command(
-    name: Annotated[str, typer.Argument(help="an image of containers/images.yaml, e.g. base")] = "base",
+    name: Annotated[str, typer.Argument(help="an image of containers/images.yaml, e.g. base, env-click, "
+                                                 "harness-claude_code")] = "base",
     results: ResultsOpt = Path("results"),
     record: Annotated[Optional[Path], typer.Option("--record", help="where to write the image record "
                                                    "(default: results/_cache/images/<name>/<digest>.json)")] = None,
 ) -> None:
-    """Build a docker sandbox image (containers/<name>/) without any image registry, once."""
+    """Build a docker sandbox image (containers/<name>/, or a generated env-<workload> or
+    harness-<name>) without any image registry, once."""
+    from sdcs_bench.pipeline.images import carried as carried_by
     from sdcs_bench.pipeline.layout import CacheLayout
-    from sdcs_bench.sandbox.images import build_image, image_digest
+    from sdcs_bench.sandbox.images import build_image, image_digest, split_name
 
-    digest = image_digest(name)  # an unknown name is one line naming the images there are
+    if split_name(name) is None:
+        image_digest(name)  # an unknown name is one line naming the images there are
+    carried = carried_by(name, results)
+    digest = image_digest(name, carried)
     if record is not None and record.stem != digest[:12]:
         raise SpecSnapError(f"containers/{name}/ changed after this run was planned (its digest is now {digest[:12]}, "
                             f"the plan expects {record.stem}); rerun to plan the new image")
     where = record or Path(CacheLayout(str(results)).image_record(name, digest[:12]))
     data = build_image(name, _writing(where.parent) and where, log=lambda m: print(f"specsnap: {m}", file=sys.stderr),
-                       digest=digest)
+                       digest=digest, carried=carried)
     _console().print(f"{data['tag']} ({data['id'][:19]}…), record in {where}")
 
 

@@ -95,8 +95,13 @@ SOURCE_PLANS = {Path(c["source"]).parent.name: STUDY.repo_file(c["workload"]) fo
 ENV_PLANS = {Path(c["environment"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values()
              if c["environment"]}
 # The docker backend's images the trials run in (containers/<name>/), by name and context digest.
-IMAGES = sorted({Path(c["image"]).parent.name for c in CELLS.values() if c.get("image")})
-IMAGE_DIGESTS = sorted({Path(c["image"]).stem for c in CELLS.values() if c.get("image")})
+# Sessions run in one (the agent's), scoring in another (the workload's); a generated env-<workload>
+# image carries the repository's environment, so its build takes the environment's record.
+IMAGE_RECORDS = {c[k] for c in CELLS.values() for k in ("image", "score_image") if c.get(k)}
+IMAGES = sorted({Path(r).parent.name for r in IMAGE_RECORDS})
+IMAGE_DIGESTS = sorted({Path(r).stem for r in IMAGE_RECORDS})
+IMAGE_NEEDS = {c["score_image"]: c["environment"] for c in CELLS.values()
+               if c.get("score_image") and c["environment"] and Path(c["score_image"]).parent.name.startswith("env-")}
 
 
 # A trial id's characters (plan.trial_id), not the list of planned trials: a pattern of 10,000
@@ -155,14 +160,30 @@ REPO_INPUTS = [unpack(repo_inputs)] if SOURCE_PLANS or ENV_PLANS else []
 
 @declared
 def image_inputs(wildcards):
-    """A docker trial's sessions and scoring run in its image: they take the image's record as
-    input, so the image is built first and a rebuilt image reruns them."""
+    """A docker trial's sessions run in its image: they take the image's record as input, so the
+    image is built first and a rebuilt image reruns them."""
     image = cell(wildcards.trial).get("image")
     return {"image": image} if image else {}
 
 
-# Stages take image_inputs only in a plan with docker trials (a function fewer per job otherwise).
+@declared
+def score_image_inputs(wildcards):
+    """As image_inputs, for the image a docker trial's scoring runs in."""
+    image = cell(wildcards.trial).get("score_image")
+    return {"image": image} if image else {}
+
+
+@declared
+def image_needs(wildcards):
+    """What an image's build copies in that a rule makes: a repository environment (``ancient``,
+    as for the stages: the cache is named by its key)."""
+    need = IMAGE_NEEDS.get(CACHE.image_record(wildcards.image, wildcards.digest))
+    return {"environment": ancient(need)} if need else {}
+
+
+# Stages take image inputs only in a plan with docker trials (a function fewer per job otherwise).
 IMAGE_INPUTS = [unpack(image_inputs)] if IMAGES else []
+SCORE_IMAGE_INPUTS = [unpack(score_image_inputs)] if IMAGES else []
 
 
 def stages(trial):

@@ -3,6 +3,8 @@
 # context, so a changed Dockerfile is a new record: exactly that image is rebuilt, and exactly the
 # trials that run in it rerun (their plan names the new record).
 rule build_image:
+    input:
+        unpack(image_needs),
     output:
         record=CACHE.image_record("{image}", "{digest}"),
     log:
@@ -12,4 +14,4 @@ rule build_image:
     conda:
         "../envs/specsnap.yaml"
     shell:
-        "specsnap --log {log} build-image {wildcards.image} --record {output.record}"
+        "specsnap --log {log} build-image {wildcards.image} --results {RESULTS:q} --record {output.record}"

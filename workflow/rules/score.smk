@@ -1,7 +1,7 @@
 rule score:
     input:
         *REPO_INPUTS,
-        *IMAGE_INPUTS,
+        *SCORE_IMAGE_INPUTS,
         unpack(score_inputs),
         trial=TRIAL_FILE,
     output:

@@ -37,7 +37,8 @@ from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
-                "session_runtime_min", "score_runtime_min", "config", "source", "environment", "image")
+                "session_runtime_min", "score_runtime_min", "config", "source", "environment", "image",
+                "score_image")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 
 
@@ -223,7 +224,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     schedules: dict[tuple[str, str], tuple[list[dict[str, str]], list[str]]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     sources: set[str] = set()
-    sandboxes: dict[str, dict[str, Any]] = {}  # by agent (the docker image follows the agent's harness)
+    sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
         if wid not in workloads:
             workload = load_workload(wid)
@@ -250,6 +251,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 trial_stages(workload, variant_cfg, len(schedule)),
             )
         schedule_cfg, stages = schedules[wid, variant_name]
+        if (agent_name, wid) not in sandboxes:
+            sandboxes[agent_name, wid] = sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg, workload)
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
         trials.append(
             {
@@ -263,8 +266,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "seed": seed,
                 "schedule": schedule_cfg,
                 "stages": stages,
-                "sandbox": sandboxes.setdefault(agent_name, sandbox_settings(backend, cfg["sandbox"], Path(results),
-                                                                             agent_cfg)),
+                "sandbox": sandboxes[agent_name, wid],
                 "session": cfg["session"],
                 "scoring": cfg["scoring"],
             }
@@ -277,32 +279,45 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
 
 
 @functools.cache
-def _image_digest(name: str, root: str) -> str:
+def _image_digest(name: str, root: str, results: str) -> str:
     """Once per image and project in a plan (hashing a context with the Node runtime takes a moment)."""
+    from sdcs_bench.pipeline.images import carried
     from sdcs_bench.sandbox.images import image_digest
 
-    return image_digest(name)[:12]
+    return image_digest(name, carried(name, results))[:12]
 
 
-def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: dict[str, Any]) -> dict[str, Any]:
-    """A trial's sandbox: its backend and, for docker, the image record its stages take as input
-    (checked against ``containers/images.yaml`` here, before any work) and the per-container limits."""
+def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: dict[str, Any],
+                     workload: Any) -> dict[str, Any]:
+    """A trial's sandbox: its backend and, for docker, the images its sessions and its scoring run
+    in, with the records their build_image jobs write (the stages take them as input; checked
+    against ``containers/images.yaml`` here, before any work), and the per-container limits."""
     if backend != "docker":
         return {"backend": backend}
     from sdcs_bench.agents.install import pins
     from sdcs_bench.pipeline.layout import CacheLayout
-    from sdcs_bench.sandbox.images import engine, image_names
+    from sdcs_bench.sandbox.images import engine, family_names, image_names
 
     docker = dict(cfg.get("docker") or {})
     image = str(docker.pop("image", "auto"))
-    if image == "auto":  # a real agent CLI runs in the image with its runtime; everything else in base
-        image = "harnesses" if agent.get("harness") in pins() else "base"
-    if image not in image_names():
-        raise unknown("image (sandbox.docker.image)", image, ["auto", *image_names()])
+    choices = ["auto", *image_names()]
+    if image not in choices:
+        raise unknown("image (sandbox.docker.image)", image, choices)
+    # auto: a real repository's scoring runs in its environment's image, and so do its sessions
+    # unless the agent is a real harness CLI, which runs in its own image.
+    env = f"env-{workload.id}" if workload.is_real_repo and "env" in family_names() else None
+    harness = agent.get("harness") if agent.get("harness") in pins() else None
+    if image == "auto":
+        session = f"harness-{harness}" if harness and "harness" in family_names() else env or "base"
+        score = env or "base"
+    else:
+        session = score = image
     engine()  # no engine answering is one line now, not a failed job later
-    digest = _image_digest(image, str(project_root()))
-    return {"backend": backend, "docker": {**docker, "image": image,
-                                           "image_record": CacheLayout(str(results)).image_record(image, digest)}}
+    cache = CacheLayout(str(results))
+    record = {name: cache.image_record(name, _image_digest(name, str(project_root()), str(results)))
+              for name in {session, score}}
+    return {"backend": backend, "docker": {**docker, "image": session, "image_record": record[session],
+                                           "score_image": score, "score_image_record": record[score]}}
 
 
 def _arm_sources(arm_cfg: dict[str, Any]) -> list[str]:
@@ -367,7 +382,8 @@ def render_plan(plan: Plan) -> dict[Path, str]:
                 t["seed"], str(bool(t["agent"].get("reference"))).lower(), t["agent"].get("provider", "none"),
                 api_provider(t["agent"]),
                 ",".join(t["stages"]), *runtimes_min(t), (trials_dir / f"{t['trial_id']}.json").as_posix(),
-                *repo_records(t), t["sandbox"].get("docker", {}).get("image_record", ""),
+                *repo_records(t), *(t["sandbox"].get("docker", {}).get(k, "") for k in ("image_record",
+                                                                                          "score_image_record")),
             ]
         )
     files[plan.directory / "cells.tsv"] = buf.getvalue()

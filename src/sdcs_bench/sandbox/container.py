@@ -3,7 +3,8 @@
 What a container sees: the image's read-only root (Debian's userland), a private ``/tmp``, the
 sandbox and the session's HOME (writable), and read-only at their host paths the run's own
 interpreter and the sdcs_bench package (as bwrap re-admits them) and the paths a harness or the
-scorer names. The project tree, hidden tests, gold, results, the invoking user's HOME and other
+scorer names, except what the image carries itself (a generated image: a repository's environment,
+a harness CLI). The project tree, hidden tests, gold, results, the invoking user's HOME and other
 sandboxes are not mounted at all. Every capability is dropped, no new privileges, ``--network
 none`` unless the command needs its model endpoint, and the session's memory, CPU and process
 limits from ``sandbox.docker`` in the config.
@@ -19,13 +20,11 @@ from typing import Any, ClassVar
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
+from sdcs_bench.sandbox.images import SYSTEM_DIRS
 
 SHIM = Path(__file__).with_name("container_shim.py")
 SANDBOX_LABEL = "org.specsnap.sandbox"
 DEFAULT_LIMITS = {"memory": "4g", "cpus": 2.0, "pids": 1024}
-# The image provides the system: a path a harness names for its runtime (Node's prefix, /usr) is
-# never mounted over it from the host.
-SYSTEM_DIRS = frozenset({"/", "/usr", "/usr/local", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var"})
 
 
 def _limits(options: dict[str, Any]) -> dict[str, Any]:
@@ -56,7 +55,7 @@ class DockerBackend(Backend):
             except Exception:
                 raise SpecSnapError(f"image {tag} is not built: run `specsnap build-image base` "
                                     "(or the study through Snakemake, which builds it)") from None
-            self.image = {"name": "base", "tag": tag, "id": image_id}
+            self.image = {"name": "base", "tag": tag, "id": image_id, "provides": []}
         else:
             self.image = read_record(image_record)
             try:
@@ -83,7 +82,8 @@ class DockerBackend(Backend):
 
         workdir, home = workdir.resolve(), home.resolve()
         mounts: dict[str, dict[str, Any]] = {}
-        for path in [*runtime_roots(), *(p.resolve() for p in ro_binds)]:
+        provided = [Path(p) for p in self.image.get("provides", [])]
+        for path in [*runtime_roots(), *(p.resolve() for p in ro_binds if not self._provided(p.resolve(), provided))]:
             if path.exists() and str(path) not in SYSTEM_DIRS:
                 mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": True}
         for path in (workdir, home):
@@ -108,6 +108,12 @@ class DockerBackend(Backend):
             "relay_prefix": _relay_prefix(workdir),
         }
         return [sys.executable, "-I", "-B", str(SHIM), json.dumps(spec), "--", *argv]
+
+    @staticmethod
+    def _provided(path: Path, provided: list[Path]) -> bool:
+        """Whether the image carries ``path``, or part of it (a harness's package in the shared npm
+        prefix): mounting the host's copy over it would hide the image's."""
+        return any(path == p or path.is_relative_to(p) or p.is_relative_to(path) for p in provided)
 
     def reap(self, workdir: Path) -> list[str]:
         """Remove every container of this sandbox still there (its shim was killed), and the

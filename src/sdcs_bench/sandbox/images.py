@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -27,6 +28,10 @@ from sdcs_bench.core.fsutil import atomic_write, sha256_file
 from sdcs_bench.core.paths import project_root
 
 LABEL = "org.specsnap.image"
+PROVIDES = "org.specsnap.provides"  # the label of the host paths a generated image carries (JSON)
+# The image provides the system: a path a harness names for its runtime (Node's prefix, /usr) is
+# never mounted over it from the host, nor copied into a generated image.
+SYSTEM_DIRS = frozenset({"/", "/usr", "/usr/local", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var"})
 
 
 def containers_dir() -> Path:
@@ -50,11 +55,26 @@ def image_names() -> list[str]:
     return sorted(catalogue()["images"])
 
 
+def family_names() -> list[str]:
+    """The generated images' families (``families:``): ``env-<workload>``, ``harness-<name>``."""
+    return sorted(catalogue().get("families") or {})
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """``(family, member)`` of a generated image's name (``env-click`` -> ``("env", "click")``)."""
+    family, sep, member = name.partition("-")
+    return (family, member) if sep and member and family in family_names() else None
+
+
+def _unknown_image(name: str) -> SpecSnapError:
+    return unknown("image", name, [*image_names(), *(f"{f}-<name>" for f in family_names())])
+
+
 def context_dir(name: str) -> Path:
-    names = image_names()
-    if name not in names:
-        raise unknown("image", name, names)
-    path = containers_dir() / name
+    generated = split_name(name)
+    if name not in image_names() and generated is None:
+        raise _unknown_image(name)
+    path = containers_dir() / (generated[0] if generated else name)
     if not (path / "Dockerfile").is_file():
         raise SpecSnapError(f"image {name!r}: {path}/Dockerfile does not exist")
     return path
@@ -79,6 +99,9 @@ def rootfs_tag() -> str:
 
 def _entry(name: str) -> dict[str, Any]:
     context_dir(name)
+    generated = split_name(name)
+    if generated:
+        return dict(catalogue()["families"][generated[0]] or {})
     return dict(catalogue()["images"][name] or {})
 
 
@@ -126,11 +149,26 @@ def project_files(name: str) -> list[Path]:
     return files
 
 
-def image_digest(name: str) -> str:
-    """Over the rootfs fields, the parent image's digest, the build context, the host files and,
-    for an image that carries the project, the project's files."""
+@dataclass(frozen=True)
+class Carried:
+    """What a generated image (``env-<workload>``, ``harness-<name>``) carries from the host: the
+    key of its contents (a repository environment's cache key, a harness's pin), part of its
+    digest, and the trees copied into it at their own paths (empty while not built or installed)."""
+
+    key: str
+    trees: tuple[Path, ...] = ()
+
+
+def image_digest(name: str, carried: Carried | None = None) -> str:
+    """Over the rootfs fields, the parent image's digest, the build context, the host files, for
+    an image that carries the project the project's files, and for a generated image the key of
+    what it carries (not the trees' bytes: a key names exactly one environment or install)."""
+    if split_name(name) and carried is None:
+        raise SpecSnapError(f"image {name} is generated: its digest needs what it carries")
     parent = parent_image(name)
     h = hashlib.sha256((rootfs_tag() + (image_digest(parent) if parent else "")).encode())
+    if carried is not None:
+        h.update(b"carries\0" + carried.key.encode() + b"\0")
     root = context_dir(name)
     for path in context_files(name):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
@@ -143,6 +181,16 @@ def image_digest(name: str) -> str:
 
 def image_tag(name: str, digest: str | None = None) -> str:
     return f"specsnap/{name}:{(digest or image_digest(name))[:12]}"
+
+
+def _copy_tree(path: Path, dest_root: Path) -> None:
+    """``path`` (a file, a link or a directory) into the build context at ``dest_root``/<path>."""
+    dest = dest_root / path.relative_to("/")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir() and not path.is_symlink():
+        shutil.copytree(path, dest, symlinks=True, dirs_exist_ok=True)
+    else:
+        shutil.copy2(path, dest, follow_symlinks=False)
 
 
 # -- the engine -----------------------------------------------------------------------------------
@@ -223,7 +271,8 @@ def _wheels(name: str, context: Path, log: Callable[[str], None]) -> None:
         raise SpecSnapError(f"image {name}: pip wheel failed (exit {proc.returncode}):\n{tail}")
 
 
-def _build(client, name: str, log: Callable[[str], None], digest: str | None = None):
+def _build(client, name: str, log: Callable[[str], None], digest: str | None = None,
+           carried: Carried | None = None):
     """The image ``name`` (its parent first), built unless the engine has its tag already."""
     import docker
 
@@ -236,22 +285,28 @@ def _build(client, name: str, log: Callable[[str], None], digest: str | None = N
         pass
     parent = parent_image(name)
     args = {"ROOTFS": rootfs_tag(), **({"BASE": _build(client, parent, log).id} if parent else {})}
+    if carried is not None and not carried.trees:
+        raise SpecSnapError(f"image {name} carries {carried.key}, which is not on this machine yet: "
+                            + ("build the environment first (`specsnap build-env`)" if name.startswith("env-")
+                               else "install it first (`specsnap install-harnesses`)"))
     with tempfile.TemporaryDirectory(prefix="specsnap-context-") as tmp:
         context = Path(tmp) / "context"
         shutil.copytree(context_dir(name), context, symlinks=True)
         for path in host_files(name):
-            dest = context / "host" / path.relative_to("/")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, dest)
+            _copy_tree(path, context / "host")
         for path in project_files(name):
             dest = context / "project" / path.relative_to(project_root())
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, dest)
+        for path in carried.trees if carried else ():
+            _copy_tree(path, context / "host")
+        (context / "host").mkdir(exist_ok=True)
         _wheels(name, context, log)
         log(f"building {tag} from {context_dir(name)}")
+        labels = {PROVIDES: json.dumps([str(p) for p in carried.trees])} if carried else {}
         try:
             image, output = client.images.build(path=str(context), tag=tag, network_mode="none", buildargs=args,
-                                                rm=True, forcerm=True, pull=False)
+                                                rm=True, forcerm=True, pull=False, labels=labels)
         except docker.errors.BuildError as exc:
             lines = [c.get("stream", c.get("error", "")).rstrip() for c in exc.build_log if isinstance(c, dict)]
             raise SpecSnapError(f"image {name} failed to build: {exc.msg}\n" + "\n".join(lines[-10:])) from None
@@ -261,15 +316,19 @@ def _build(client, name: str, log: Callable[[str], None], digest: str | None = N
     return image
 
 
-def build_image(name: str, record: Path, log: Callable[[str], None] = print, digest: str | None = None) -> dict[str, Any]:
+def build_image(name: str, record: Path, log: Callable[[str], None] = print, digest: str | None = None,
+                carried: Carried | None = None) -> dict[str, Any]:
     """Build ``containers/<name>`` (once: an image with its tag already in the engine is reused)
-    and write its record. ``digest``: the image's, if the caller worked it out already."""
-    digest = digest or image_digest(name)
+    and write its record. ``digest``: the image's, if the caller worked it out already;
+    ``carried``: what a generated image carries."""
+    digest = digest or image_digest(name, carried)
     client = engine()
     rootfs_id = ensure_rootfs(client, log)
-    image = _build(client, name, log, digest)
+    image = _build(client, name, log, digest, carried)
     data = {"name": name, "tag": image_tag(name, digest), "id": image.id, "digest": digest,
             "rootfs": rootfs_tag(), "rootfs_id": rootfs_id, "parent": parent_image(name),
+            "carries": carried.key if carried else None,
+            "provides": json.loads((image.labels or {}).get(PROVIDES, "[]")),
             "built": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     record.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(record, json.dumps(data, indent=2) + "\n")
@@ -279,7 +338,7 @@ def build_image(name: str, record: Path, log: Callable[[str], None] = print, dig
 def read_record(record: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(record).read_text())
-        return {"name": data["name"], "tag": data["tag"], "id": data["id"]}
+        return {"name": data["name"], "tag": data["tag"], "id": data["id"], "provides": list(data.get("provides") or [])}
     except FileNotFoundError:
         name = Path(record).parent.name  # images/<name>/<digest>.json
         raise SpecSnapError(f"image record {record} does not exist: build the image first "

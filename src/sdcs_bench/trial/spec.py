@@ -123,6 +123,15 @@ class TrialSpec:
                                 "it was written by another version of SpecSnap: rerun `specsnap plan`") from None
 
     # -- what the stages use -------------------------------------------------------------------
+    @property
+    def score_sandbox_options(self) -> dict[str, Any]:
+        """The backend's settings for scoring: docker scores in the workload's image (a real
+        repository's environment), which may differ from the one the agent's sessions ran in."""
+        options = dict(self.sandbox_options)
+        if "score_image_record" in options:
+            options["image"], options["image_record"] = options.pop("score_image"), options.pop("score_image_record")
+        return options
+
     @cached_property
     def workload(self) -> Workload:
         root = Path(self.workload_dir)
