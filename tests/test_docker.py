@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import ROOT, specsnap
 
 from sdcs_bench.sandbox import make_backend
@@ -87,7 +88,9 @@ def test_an_image_tag_follows_its_own_build_context_only(clone, monkeypatch):
     (clone / "containers" / "other").mkdir()
     (clone / "containers" / "other" / "Dockerfile").write_text("ARG ROOTFS\nFROM ${ROOTFS}\n")
     catalogue = clone / "containers" / "images.yaml"
-    catalogue.write_text(catalogue.read_text() + "  other:\n    description: a second image\n")
+    data = yaml.safe_load(catalogue.read_text())
+    data["images"]["other"] = {"description": "a second image"}
+    catalogue.write_text(yaml.safe_dump(data))
     monkeypatch.setenv("SPECSNAP_ROOT", str(clone))  # undone after the test, as the cache below
     project_root.cache_clear()
     try:
@@ -139,8 +142,10 @@ def test_a_harness_image_carries_its_package_and_what_it_depends_on_and_nothing_
     assert image_digest("harness-claude_code", got) == image_digest("harness-claude_code", absent)  # the pin, not bytes
     from sdcs_bench.sandbox.images import Carried
 
-    assert image_digest("harness-claude_code", Carried("@anthropic-ai/claude-code@0.0.1")) != image_digest(
+    assert image_digest("harness-claude_code", Carried("@anthropic-ai/claude-code@0.0.1", got.where)) != image_digest(
         "harness-claude_code", got), "another pin is another image"
+    assert image_digest("harness-claude_code", Carried(got.key, str(tmp_path / "elsewhere"))) != image_digest(
+        "harness-claude_code", got), "another place is another image (it carries the install at its own path)"
     for bad, says in (("harness-nope", "unknown harness of image harness-<harness> 'nope'; valid choices: aider,"),
                       ("env-tier_2", "unknown workload of image env-<workload> 'tier_2'; valid choices: click, isort"),
                       ("nope", "unknown image 'nope'; valid choices: base, env-<name>, harness-<name>, harnesses, job")):

@@ -106,13 +106,32 @@ def test_the_added_repository_runs_through_the_pipeline_on_its_closed_forms(own_
     assert "Nothing to be done" in again.stdout + again.stderr
 
 
+@pytest.fixture
+def results_outside_tmp():
+    """A results directory outside /tmp (each container's private /tmp would hide an image's copy
+    of an environment cached there); removed after the test."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="specsnap-test-", dir="/var/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.pipeline
 def test_under_docker_the_repository_is_scored_in_the_image_that_carries_its_environment(
-        own_repo, tmp_path, docker_engine):
+        own_repo, tmp_path, docker_engine, results_outside_tmp):
     """The generated env-textkit image carries the environment the pipeline built: the trial's
     sessions and scoring run in it with nothing of the environment mounted from the host, so a
-    rescore still passes after the host's copy is gone."""
-    clone, results = own_repo.parents[1], tmp_path / "results"
+    rescore still passes after the host's copy is gone. (Under /tmp, the base image and the host's
+    copy mounted are planned instead.)"""
+    clone = own_repo.parents[1]
+    under_tmp = specsnap("--root", str(clone), "plan", "--study", "real_repos", "--results", str(tmp_path / "r"), "--override",
+                         "workload=[textkit]", "--override", "agent=[ref_oracle]", "--override", "arm=[Vanilla]",
+                         "--override", "sandbox.backend=docker", cwd=clone)
+    assert under_tmp.returncode == 0, under_tmp.stderr
+    planned = json.loads(next((tmp_path / "r").glob("*/plan/trials/*.json")).read_text())["sandbox"]["docker"]
+    assert planned["image"] == planned["score_image"] == "base"
+    results = results_outside_tmp
     overrides = json.dumps(["workload=[textkit]", "arm=[Vanilla]", "agent=[ref_oracle]", "sandbox.backend=docker"])
     argv = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", "study=real_repos", f"results={results}",
             f"overrides={overrides}", "name=textkit_docker"]

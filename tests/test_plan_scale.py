@@ -1,6 +1,6 @@
 """Planning a large grid cheaply, and skipping a plan that is current (README "Benchmarks").
 
-A plan records what it was made from (plan/inputs.json): planning again with nothing changed
+A plan records what it was made from (plan.inputs.json): planning again with nothing changed
 composes nothing, while an edit of conf/ or of a workload, or a plan file removed, plans again.
 """
 

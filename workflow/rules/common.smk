@@ -57,7 +57,7 @@ shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="
 # writes nothing (and is refused if its plan differs).
 if workflow.is_main_process:
     try:
-        # Composes only when the plan on disk is not current (plan/inputs.json), so a no-op rerun
+        # Composes only when the plan on disk is not current (plan.inputs.json), so a no-op rerun
         # costs no composition, while an edit of conf/ or tiers/ replans.
         ensure_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None)
     except SpecSnapError as exc:

@@ -39,21 +39,21 @@ def _env(workload_id: str, results: Path) -> Carried:
 
     env_dir = Path(repo_plan(load_workload(workload_id), results)["environment_dir"]).resolve()
     if not (env_dir / "env.json").is_file():
-        return Carried(env_dir.name)  # the digest needs only the key; a build says it is missing
+        return Carried(env_dir.name, str(env_dir))  # the digest needs no more; a build says it is missing
     base = Path(read_environment(env_dir)["base_prefix"]).resolve()
     own = str(base) in SYSTEM_DIRS or any(base == r or base.is_relative_to(r) for r in runtime_roots())
-    return Carried(env_dir.name, (env_dir,) if own else (env_dir, base))
+    return Carried(env_dir.name, str(env_dir), (env_dir,) if own else (env_dir, base))
 
 
 def _harness(name: str) -> Carried:
     from sdcs_bench.agents.install import install_dir, installed, managed_binary, pins
 
     pin = pins()[name]
-    if not installed(pin):
-        return Carried(pin.spec)
     root = install_dir(pin)
+    if not installed(pin):
+        return Carried(pin.spec, str(root))
     if pin.registry != "npm":
-        return Carried(pin.spec, (root,))
+        return Carried(pin.spec, str(root), (root,))
     modules = root / "node_modules"
     todo, seen = [modules / pin.package], []
     while todo:  # the package and its dependencies, as node resolves them: nested first, then hoisted
@@ -64,7 +64,7 @@ def _harness(name: str) -> Carried:
         meta = json.loads((pkg / "package.json").read_text())
         for dep in {**(meta.get("dependencies") or {}), **(meta.get("optionalDependencies") or {})}:
             todo += [p for p in (pkg / "node_modules" / dep, modules / dep) if p.is_dir()][:1]
-    return Carried(pin.spec, (*sorted(seen), managed_binary(pin)))
+    return Carried(pin.spec, str(root), (*sorted(seen), managed_binary(pin)))
 
 
 def carried(name: str, results: Path | str = "results") -> Carried | None:

@@ -274,6 +274,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         combo = (wid, arm_name, agent_name, variant_name)
         full_check.append(combo not in seen)
         seen.add(combo)
+    if backend == "docker":  # the images' build contexts and what they copy in: a change plans new images
+        sources.update(_image_sources({s["docker"][k] for s in sandboxes.values() for k in ("image", "score_image")}))
     _validate_trials(trials, full_check)
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents)
 
@@ -287,6 +289,22 @@ def _image_digest(name: str, root: str, results: str) -> str:
     return image_digest(name, carried(name, results))[:12]
 
 
+def _image_sources(images: set[str]) -> set[str]:
+    """The files an image's digest reads, for the plan's record of its inputs: the catalogue, the
+    harness pins (a generated image's key), and each image's and its parents' host files."""
+    from sdcs_bench.sandbox.images import host_files, parent_image
+
+    out = {"containers", "harnesses/pins.yaml"}
+    todo = list(images)
+    while todo:
+        name = todo.pop()
+        out.update(str(p) for p in host_files(name))
+        parent = parent_image(name)
+        if parent:
+            todo.append(parent)
+    return out
+
+
 def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: dict[str, Any],
                      workload: Any) -> dict[str, Any]:
     """A trial's sandbox: its backend and, for docker, the images its sessions and its scoring run
@@ -294,9 +312,9 @@ def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: di
     against ``containers/images.yaml`` here, before any work), and the per-container limits."""
     if backend != "docker":
         return {"backend": backend}
-    from sdcs_bench.agents.install import pins
+    from sdcs_bench.agents.install import harness_home, pins
     from sdcs_bench.pipeline.layout import CacheLayout
-    from sdcs_bench.sandbox.images import engine, family_names, image_names
+    from sdcs_bench.sandbox.images import carriable, engine, family_names, image_names
 
     docker = dict(cfg.get("docker") or {})
     image = str(docker.pop("image", "auto"))
@@ -305,10 +323,14 @@ def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: di
         raise unknown("image (sandbox.docker.image)", image, choices)
     # auto: a real repository's scoring runs in its environment's image, and so do its sessions
     # unless the agent is a real harness CLI, which runs in its own image.
-    env = f"env-{workload.id}" if workload.is_real_repo and "env" in family_names() else None
-    harness = agent.get("harness") if agent.get("harness") in pins() else None
+    # (Not where what the image would carry lies under /tmp, which each container's private /tmp hides:
+    # the parent image then runs with the host's copy mounted, as a named image does.)
+    env = (f"env-{workload.id}" if workload.is_real_repo and "env" in family_names()
+           and carriable(CacheLayout(str(results)).root) else None)
+    harness = agent.get("harness") if agent.get("harness") in pins() and carriable(harness_home()) else None
     if image == "auto":
-        session = f"harness-{harness}" if harness and "harness" in family_names() else env or "base"
+        session = (f"harness-{harness}" if harness and "harness" in family_names()
+                   else env or ("harnesses" if agent.get("harness") in pins() else "base"))
         score = env or "base"
     else:
         session = score = image
@@ -476,19 +498,20 @@ def write_plan(plan: Plan) -> list[str]:
     if restored:
         print(f"specsnap: {len(restored)} finished job(s) in {plan.study_dir} were older than their inputs but made "
               "from the same bytes (checked by SHA-256): kept as done", file=sys.stderr)
-    atomic_write(plan.directory / INPUTS_FILE, json.dumps(_inputs_record(plan), indent=2) + "\n")
+    atomic_write(plan.directory.parent / INPUTS_FILE, json.dumps(_inputs_record(plan), indent=2) + "\n")
     return changed
 
 
 # --- Is the plan on disk still what planning would write? -------------------------------------
 # Composing conf/ costs seconds, and Snakemake parses the Snakefile (and so plans) on every
-# invocation, a no-op rerun included. write_plan records in plan/inputs.json what the plan was
+# invocation, a no-op rerun included. write_plan records in plan.inputs.json (beside plan/, not in
+# it: the record is this machine's, while plan/ is versioned with the results) what the plan was
 # made from: the command (study, overrides, run), the machine's answers planning depends on (the
 # project and work roots, the sandbox backend ``auto`` finds, PATH), and the size and
 # modification time of every file it read (conf/, the trial schema, the package's own code, the
 # workload directories and arm sources the plan names) and of every plan file it wrote. When
 # all of these are unchanged, composing again would write the same files, so it is skipped.
-INPUTS_FILE = "inputs.json"
+INPUTS_FILE = "plan.inputs.json"
 PLAN_FORMAT = 1
 
 
@@ -521,7 +544,7 @@ def _inputs_digest(study: str, overrides: tuple[str, ...] | list[str], run: str,
     files: list[tuple[str, int, int]] = []
     for root in [*_fixed_sources(), *(project_root() / s for s in sources)]:
         _walk(Path(root), files)
-    _walk(plan_dir, files, skip=(INPUTS_FILE,))
+    _walk(plan_dir, files)
     ident = {
         "format": PLAN_FORMAT, "study": study, "overrides": list(overrides), "run": run,
         "plan_dir": str(plan_dir.resolve()), "root": str(project_root()),
@@ -542,7 +565,7 @@ def plan_is_current(study: str, overrides: list[str] | tuple[str, ...] = (), res
     cheap: no composition. The agents' readiness (a key, an installed harness) is checked again."""
     plan_dir = Path(results) / run_name(study, overrides, name) / "plan"
     try:
-        recorded = json.loads((plan_dir / INPUTS_FILE).read_text())
+        recorded = json.loads((plan_dir.parent / INPUTS_FILE).read_text())
         digest, sources, agents = recorded["digest"], recorded["sources"], recorded["agents"]
     except (OSError, ValueError, KeyError, TypeError):
         return False

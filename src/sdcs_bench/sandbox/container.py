@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
-from sdcs_bench.sandbox.images import SYSTEM_DIRS
+from sdcs_bench.sandbox.images import PRIVATE_TMP, SYSTEM_DIRS
 
 SHIM = Path(__file__).with_name("container_shim.py")
 SANDBOX_LABEL = "org.specsnap.sandbox"
@@ -90,7 +90,7 @@ class DockerBackend(Backend):
             mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": False}
         for path in (p.resolve() for p in read_only):  # nested in the sandbox: mounted after it, read-only
             mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": True}
-        mounts["/tmp"] = {"type": "tmpfs", "target": "/tmp"}
+        mounts[str(PRIVATE_TMP)] = {"type": "tmpfs", "target": str(PRIVATE_TMP)}
         spec = {
             "engine": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),  # as engine() found it
             "image": self.image["id"],

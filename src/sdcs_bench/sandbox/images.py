@@ -32,6 +32,13 @@ PROVIDES = "org.specsnap.provides"  # the label of the host paths a generated im
 # The image provides the system: a path a harness names for its runtime (Node's prefix, /usr) is
 # never mounted over it from the host, nor copied into a generated image.
 SYSTEM_DIRS = frozenset({"/", "/usr", "/usr/local", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/var"})
+# Every container gets a private /tmp, which hides whatever an image holds there.
+PRIVATE_TMP = Path("/tmp")
+
+
+def carriable(path: Path | str) -> bool:
+    """Whether an image can carry ``path`` (not under the containers' private /tmp)."""
+    return not Path(path).resolve().is_relative_to(PRIVATE_TMP)
 
 
 def containers_dir() -> Path:
@@ -152,10 +159,12 @@ def project_files(name: str) -> list[Path]:
 @dataclass(frozen=True)
 class Carried:
     """What a generated image (``env-<workload>``, ``harness-<name>``) carries from the host: the
-    key of its contents (a repository environment's cache key, a harness's pin), part of its
-    digest, and the trees copied into it at their own paths (empty while not built or installed)."""
+    key of its contents (a repository environment's cache key, a harness's pin) and where they
+    live (the environment's or the install's directory), both part of its digest, and the trees
+    copied into it at their own paths (empty while not built or installed)."""
 
     key: str
+    where: str
     trees: tuple[Path, ...] = ()
 
 
@@ -168,7 +177,7 @@ def image_digest(name: str, carried: Carried | None = None) -> str:
     parent = parent_image(name)
     h = hashlib.sha256((rootfs_tag() + (image_digest(parent) if parent else "")).encode())
     if carried is not None:
-        h.update(b"carries\0" + carried.key.encode() + b"\0")
+        h.update(b"carries\0" + carried.key.encode() + b"\0" + carried.where.encode() + b"\0")
     root = context_dir(name)
     for path in context_files(name):
         h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
@@ -285,6 +294,10 @@ def _build(client, name: str, log: Callable[[str], None], digest: str | None = N
         pass
     parent = parent_image(name)
     args = {"ROOTFS": rootfs_tag(), **({"BASE": _build(client, parent, log).id} if parent else {})}
+    hidden = [str(p) for p in (carried.trees if carried else ()) if not carriable(p)]
+    if hidden:
+        raise SpecSnapError(f"image {name} would carry {hidden[0]}, under /tmp, which every container's private /tmp "
+                            "hides: keep the results directory and SPECSNAP_HARNESS_HOME outside /tmp")
     if carried is not None and not carried.trees:
         raise SpecSnapError(f"image {name} carries {carried.key}, which is not on this machine yet: "
                             + ("build the environment first (`specsnap build-env`)" if name.startswith("env-")

@@ -77,13 +77,19 @@ def scoring_copy(sandbox: Path, workload: Workload, dest: Path) -> list[str]:
 RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy")
 
 
-def _runner_dirs(python: str) -> list[Path]:
-    """Where ``python`` finds the test runner's packages (protected for the run)."""
+def _runner_dirs(python: str, backend: Backend, readable: list[Path], workdir: Path, home: Path) -> list[Path]:
+    """Where ``python`` finds the test runner's packages (protected for the run). A repository's
+    own environment is asked inside the sandbox, where it may be the image's copy, not the host's."""
     script = ("import importlib.util as u\nfor n in %r:\n    s = u.find_spec(n)\n"
               "    print(s.origin if s and s.origin else '')" % (RUNNER_PACKAGES,))
-    proc = subprocess.run([python, "-I", "-c", script], capture_output=True, text=True, timeout=60)
+    argv = [python, "-I", "-c", script]
+    if readable:
+        _, out, _ = backend.run(argv, workdir=workdir, home=home, env=base_env(home), timeout=60, ro_binds=readable)
+        stdout = out.decode(errors="replace")
+    else:
+        stdout = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
     found = []
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         if line:
             origin = Path(line).resolve()
             found.append(origin.parent if origin.name == "__init__.py" else origin)
@@ -124,7 +130,7 @@ def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s
     probe = {
         "fd": stream.write_fd, "copy": str(copy.resolve()), "roots": list(workload.packages), "hidden": HIDDEN_PREFIX,
         "import_root": workload.import_root,
-        "protected": [str(p) for p in [*test_tree, junit, *_runner_dirs(python)]],
+        "protected": [str(p) for p in [*test_tree, junit, *_runner_dirs(python, backend, readable, copy, home)]],
     }
     env = with_environment({**base_env(home), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "SPECSNAP_PROBE": json.dumps(probe)},
                            python if readable else None)
