@@ -423,6 +423,66 @@ def leaderboard(
         lb.print_table(study_dir)
 
 
+@app.command("enumerate-estimators")
+def enumerate_estimators(
+    k_min: Annotated[int, typer.Option("--k-min", help="fewest required facts per edit (1 or more)")] = 2,
+    k_max: Annotated[int, typer.Option("--k-max", help="most required facts per edit (at most 10)")] = 6,
+    as_json: Annotated[bool, typer.Option("--json", help="print the summary as JSON")] = False,
+) -> None:
+    """Run the union-aware and the event-only coverage estimators on every read / prior /
+    uncovered assignment of an edit's k required facts, and check on every run that the
+    event-only estimator overstates the missing facts by exactly the prior-covered ones
+    (docs/coherence.md). Exit status 1 if any run breaks that."""
+    from sdcs_bench.coherence import enumeration
+
+    enumeration.check_k_range(k_min, k_max)
+    summary = enumeration.summarise(enumeration.enumerate_runs(k_min, k_max), k_min, k_max)
+    if as_json:
+        print(json.dumps(summary, indent=2))
+    else:
+        _print_enumeration(summary)
+    if not summary["proposition_holds"]:
+        raise typer.Exit(1)
+
+
+def _print_enumeration(summary: dict) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = _console()
+    pub = summary.get("published")
+    console.print(f"estimator enumeration, k = {summary['k_min']}..{summary['k_max']}: {summary['what']}")
+    table = Table(title_justify="left", caption=f"published: {pub['source']}" if pub else None, caption_justify="left")
+    table.add_column("")
+    table.add_column("this run", justify="right")
+    if pub:
+        table.add_column("published", justify="right")
+    rows = [("runs", "runs"), ("fully covered", "fully_covered"),
+            ("event-only false alarms among them", "event_only_false_alarms"), ("all-read runs", "all_read"),
+            ("union-aware estimator exact", "union_aware_exact"),
+            ("event-only overstatement = prior-covered set", "overstatement_equals_parametric"),
+            ("mean overstatement (facts)", "overstatement_mean"), ("max overstatement (facts)", "overstatement_max")]
+    for label, key in rows:
+        table.add_row(label, f"{summary[key]:,}", *([f"{pub[key]:,}"] if pub else []))
+    console.print(table)
+    per_k = Table(title="per k", title_justify="left")
+    for col in ("k", "runs", "fully covered", "false alarms", "all-read", "mean overstatement"):
+        per_k.add_column(col, justify="right")
+    for row in summary["per_k"]:
+        per_k.add_row(*(f"{row[key]:,}" for key in ("k", "runs", "fully_covered", "event_only_false_alarms",
+                                                      "all_read", "overstatement_mean")))
+    console.print(per_k)
+    shown = 20
+    for violation in summary["violations"][:shown]:
+        console.print("[red]FAIL[/]", escape(f"{violation['run']}: {violation['problem']}"), soft_wrap=True)
+    if len(summary["violations"]) > shown:
+        console.print(f"[red]FAIL[/] … and {len(summary['violations']) - shown:,} more (--json lists them all)")
+    if summary["proposition_holds"]:
+        console.print(f"the prediction held on every one of the {summary['runs']:,} runs")
+    else:
+        console.print(f"the prediction failed: {len(summary['violations']):,} violation(s)")
+
+
 @app.command("proxy")
 def proxy(
     ledger: Annotated[Path, typer.Option("--ledger", help="append every call's usage here (JSON lines)")],
