@@ -1,0 +1,2 @@
+"""The coherence-debt instruments (docs/coherence.md): what a session read, wrote, tested and
+reverted, as one event stream for every harness; residency at edit time; abstention."""
