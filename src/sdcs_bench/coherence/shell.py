@@ -155,7 +155,9 @@ def _simple_commands(node, out: list[_Simple]) -> None:
 
 
 def _join(cwd: str, path: str) -> str:
-    return posixpath.normpath(posixpath.join(cwd, path)) if path else path
+    if not path or path.startswith("~"):  # the shell makes ~ the HOME: never the workspace
+        return path
+    return posixpath.normpath(posixpath.join(cwd, path))
 
 
 def _operands(args: list[str]) -> list[str]:
@@ -172,8 +174,16 @@ def _operands(args: list[str]) -> list[str]:
 def _sed(args: list[str], cwd: str) -> list[Action]:
     in_place = any(a == "-i" or (a.startswith("-i") and not a.startswith("--")) or a.startswith("--in-place")
                    for a in args)
-    has_e = any(a in ("-e", "--expression") or a.startswith("-e") for a in args)
-    ops = _operands([a for a in args if not a.startswith("-i")])
+    has_e = any(a in ("-e", "--expression", "-f") or a.startswith(("-e", "--expression=")) for a in args)
+    kept, skip = [], False
+    for a in args:  # drop the in-place flag and every option's argument (-e SCRIPT, -f FILE)
+        if skip:
+            skip = False
+        elif a in ("-e", "--expression", "-f", "--file"):
+            skip = True
+        elif not a.startswith("-i"):
+            kept.append(a)
+    ops = _operands(kept)
     files = ops if has_e else ops[1:]
     if in_place:
         return [Write(_join(cwd, f), "modify", "sed_in_place") for f in files]
