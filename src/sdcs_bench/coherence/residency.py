@@ -18,8 +18,9 @@ Two neighbourhoods:
 
 A read of a file the agent itself wrote (in this session before the read, or in an earlier
 session of the trial) never counts: an agent that writes the missing file and reads it back has
-acquired nothing. Edits of ``.py`` files, and of any file the authored neighbourhood names, are
-scored; an edit whose target the record does not name (a script's write) cannot be.
+acquired nothing. Edits of ``.py`` files are scored on the import graph, edits of the files the
+authored neighbourhood maps on that; an edit whose target the record does not name (a script's
+write) cannot be scored (it is counted).
 """
 
 from __future__ import annotations
@@ -148,6 +149,8 @@ def residency(events: list[Event], *, graph: Mapping[str, Iterable[str]],
         row: dict[str, Any] = {"event_id": e.event_id, "tool_event": e.tool_event, "path": path,
                                "via_script": bool(e.payload.get("via_script")), "neighbours": {}, "rho": {}}
         for name, hood in neighbourhoods.items():
+            if name == "authored" and path not in hood:
+                continue  # the authored coupling says nothing about this file: not scored against it
             neighbours = sorted(set(hood.get(path, ())) - {path})
             row["neighbours"][name] = neighbours
             rho = {}
@@ -161,10 +164,13 @@ def residency(events: list[Event], *, graph: Mapping[str, Iterable[str]],
                 rho[str(w)] = round(len(seen.intersection(neighbours)) / len(neighbours), 4)
             row["rho"][name] = rho
         edits.append(row)
-    quarter = edits[len(edits) - math.ceil(len(edits) / 4):] if edits else []
-    means = {name: {str(w): _mean([r["rho"][name][str(w)] for r in edits]) for w in windows} for name in neighbourhoods}
-    final = {name: {str(w): _mean([r["rho"][name][str(w)] for r in quarter]) for w in windows}
-             for name in neighbourhoods}
+    means, final = {}, {}
+    for name in neighbourhoods:
+        rows = [r for r in edits if name in r["rho"]]
+        last = rows[len(rows) - math.ceil(len(rows) / 4):] if rows else []
+        means[name] = {str(w): _mean([r["rho"][name][str(w)] for r in rows]) for w in windows}
+        final[name] = {str(w): _mean([r["rho"][name][str(w)] for r in last]) for w in windows}
+    scored = {name: sum(1 for r in edits if name in r["rho"]) for name in neighbourhoods}
     return {
         "schema": SCHEMA,
         "run_id": run_id,
@@ -177,6 +183,7 @@ def residency(events: list[Event], *, graph: Mapping[str, Iterable[str]],
         },
         "agent_written_excluded": exclude_agent_written,
         "edits_scored": len(edits),
+        "edits_scored_by": scored,
         "edits_without_path": without_path,
         "edits_not_scored": unscored,
         "mean": means,
