@@ -264,3 +264,50 @@ def test_written_events_read_back(tmp_path):
     stream = stream_of("codex", "events")
     (tmp_path / "events.jsonl").write_text(stream.jsonl())
     assert [e.to_dict() for e in read_events(tmp_path / "events.jsonl")] == [e.to_dict() for e in stream.events]
+
+
+GARBAGE = [b"{broken", b"\x00\xff\xfe", b'"a string"', b"[" * 50000]
+ESCAPING = {
+    "codex": ("native/codex/rollout-x.jsonl", [{"type": "event_msg", "payload": {"type": "item_completed", "item": {
+        "type": "CommandExecution", "command": ["/bin/bash", "-lc", "cat ../../etc/passwd ledger/a.py"],
+        "exit_code": 0}}}]),
+    "gemini_cli": ("native/gemini_cli/p/chats/c.jsonl", [{"id": "m1", "type": "gemini", "content": "x", "toolCalls": [
+        {"name": "read_file", "args": {"file_path": "/etc/passwd"}},
+        {"name": "read_file", "args": {"file_path": f"{SANDBOX}/ledger/a.py"}}]}]),
+    "opencode": ("native/opencode/store.jsonl", [
+        {"kind": "part", "session_id": "s", "role": "assistant", "time": t, "data": {
+            "type": "tool", "tool": "read", "state": {"status": "completed", "input": {"filePath": p}}}}
+        for t, p in ((1, "../../etc/passwd"), (2, f"{SANDBOX}/ledger/a.py"))]),
+    "reference": ("transcript.jsonl", [{"action": "read", "files": ["../../etc/passwd", "ledger/a.py"], "known": {}}]),
+}
+
+
+@pytest.mark.parametrize("harness", sorted(ESCAPING))
+def test_every_normaliser_survives_garbage_and_drops_escaping_paths(tmp_path, harness):
+    rel, entries = ESCAPING[harness]
+    record = tmp_path / rel
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_bytes(b"\n".join([*GARBAGE, *(json.dumps(e).encode() for e in entries), *GARBAGE]))
+    stream = norm.normalise(harness, tmp_path, run_id="t", workdir=SANDBOX)
+    valid(stream)
+    assert [e.payload["path"] for e in stream.events] == ["ledger/a.py"]
+    assert stream.escaped_count == 1 and stream.skipped >= len(GARBAGE)
+
+
+def test_mini_and_aider_records_survive_garbage(tmp_path):
+    (tmp_path / "mini.traj.json").write_bytes(b'{"messages": [' + b"[" * 100000)
+    assert norm.normalise("mini_swe_agent", tmp_path, run_id="t", workdir=SANDBOX).skipped == 1
+    traj = {"messages": [
+        {"role": "assistant", "content": "x", "tool_calls": [
+            {"id": "c1", "function": {"arguments": json.dumps({"command": "cat ../../etc/passwd ledger/a.py"})}},
+            {"id": "c2", "function": {"arguments": "{not json"}}]},
+        {"role": "tool", "tool_call_id": "c1", "extra": {"returncode": 0, "raw_output": "x"}}, "not a message"]}
+    (tmp_path / "mini.traj.json").write_text(json.dumps(traj))
+    stream = norm.normalise("mini_swe_agent", tmp_path, run_id="t", workdir=SANDBOX)
+    assert [e.payload["path"] for e in stream.events] == ["ledger/a.py"] and stream.escaped_count == 1
+    history = tmp_path / "native" / "aider" / "chat.history.md"
+    history.parent.mkdir(parents=True)
+    history.write_bytes(b"\xff\xfe\x00garbage\n> Added ../../etc/passwd to the chat.\n> Added ledger/a.py to the chat.\n"
+                        b"> Applied edit to /etc/cron.d/x\n" + b"A" * 100000 + b"\n")
+    stream = norm.normalise("aider", tmp_path, run_id="t", workdir=SANDBOX)
+    assert [e.payload["path"] for e in stream.events] == ["ledger/a.py"] and stream.escaped_count == 2

@@ -448,6 +448,8 @@ def mini_swe_agent(stage_dir: Path, b: StreamBuilder) -> None:
         return
     b.stream.records.append("mini.traj.json")
     data = _json_file(files[0], b)
+    if data is None:
+        return  # not JSON (counted once)
     messages = data.get("messages") if isinstance(data, dict) else None
     if not isinstance(messages, list):
         b.skip()
