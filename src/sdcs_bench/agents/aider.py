@@ -40,7 +40,7 @@ from pathlib import Path
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import json_lines, proxy_env_flag
+from sdcs_bench.agents.helpers import copy_record, copy_records, json_lines, proxy_env_flag
 from sdcs_bench.agents.real import RealHarness
 
 ANALYTICS_LOG = ".aider-specsnap/analytics.jsonl"
@@ -101,11 +101,16 @@ class AiderHarness(RealHarness):
         }
         return argv, env
 
+    def keep_records(self, ctx: SessionContext) -> list[str]:
+        """The chat history (aider's only record of what it read, edited and ran)."""
+        kept = copy_records(ctx.home, ".aider-specsnap", "chat.history.md", self.native_dir(ctx))
+        return [p.relative_to(ctx.stage_dir).as_posix() for p in kept]
+
     def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
         log = self.analytics_log(ctx)
-        if not log.is_file():
+        # the HOME is deleted after this (a link planted there is never followed)
+        if not copy_record(log, ctx.stage_dir / "aider.analytics.jsonl", ctx.home):
             return None
-        shutil.copyfile(log, ctx.stage_dir / "aider.analytics.jsonl")  # the HOME is deleted after this
         total, found = TokenUsage(source="native"), False
         for event in json_lines(log):  # (a killed run's half-written last line is skipped)
             if event.get("event") != "message_send":

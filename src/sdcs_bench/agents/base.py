@@ -80,3 +80,13 @@ class Harness(ABC):
     def context_exposure(self, ctx: SessionContext) -> str:
         """How the arm's AGENTS.md reaches the harness (recorded on every session)."""
         return "none"
+
+    def keep_records(self, ctx: SessionContext) -> list[str]:
+        """Copy the harness's own records of the session (its transcript, rollout, chat files) from
+        the private HOME, which is deleted after the session, into ``ctx.stage_dir / "native"``;
+        return them relative to the stage directory. The event stream (``sdcs_bench.coherence``)
+        is read from them. Default: nothing beyond ``transcript.jsonl``."""
+        return []
+
+    def native_dir(self, ctx: SessionContext) -> Path:
+        return ctx.stage_dir / "native" / self.name

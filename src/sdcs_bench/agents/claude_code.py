@@ -25,7 +25,7 @@ from typing import Any
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import proxy_env_flag
+from sdcs_bench.agents.helpers import copy_records, proxy_env_flag
 from sdcs_bench.agents.real import RealHarness
 
 EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
@@ -76,6 +76,11 @@ class ClaudeCodeHarness(RealHarness):
             "DISABLE_ERROR_REPORTING": "1",
         }
         return argv, env
+
+    def keep_records(self, ctx: SessionContext) -> list[str]:
+        """The session transcript(s) under ``CLAUDE_CONFIG_DIR/projects`` (sub-agents' included)."""
+        kept = copy_records(ctx.home, ".claude/projects", "**/*.jsonl", self.native_dir(ctx))
+        return [p.relative_to(ctx.stage_dir).as_posix() for p in kept]
 
     @staticmethod
     def result(transcript: Path) -> dict[str, Any] | None:

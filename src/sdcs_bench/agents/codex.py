@@ -35,7 +35,7 @@ from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.helpers import copy_records, json_lines, proxy_env_flag, write_file
 from sdcs_bench.agents.real import RealHarness
 
 KEY_VAR = "SPECSNAP_CODEX_API_KEY"  # the env var the provider's env_key names (the key lives only there)
@@ -94,6 +94,11 @@ class CodexHarness(RealHarness):
         env = {**proxy_env_flag(), "CODEX_HOME": str(home), KEY_VAR: ctx.api_key or ""}
         return argv, env
 
+
+    def keep_records(self, ctx: SessionContext) -> list[str]:
+        """The rollout file of every thread (the session and its sub-agents) under ``$CODEX_HOME/sessions``."""
+        kept = copy_records(ctx.home, ".codex/sessions", "**/rollout-*.jsonl", self.native_dir(ctx))
+        return [p.relative_to(ctx.stage_dir).as_posix() for p in kept]
 
     # ------------------------------------------------------------------ tokens
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.helpers import copy_records, json_lines, proxy_env_flag, write_file
 from sdcs_bench.agents.real import RealHarness
 
 EDIT_TOOLS = "write_file|replace"
@@ -75,6 +75,11 @@ class GeminiCliHarness(RealHarness):
         }
         return argv, env
 
+
+    def keep_records(self, ctx: SessionContext) -> list[str]:
+        """The chat files (``.gemini/tmp/<project>/chats/``): every message and tool call of the session."""
+        kept = copy_records(ctx.home, ".gemini/tmp", "*/chats/*.json*", self.native_dir(ctx))
+        return [p.relative_to(ctx.stage_dir).as_posix() for p in kept]
 
     # ------------------------------------------------------------------ what it reported
 

@@ -30,3 +30,54 @@ def write_file(path: Path, text: str) -> Path:
 def proxy_env_flag() -> dict[str, str]:
     """Environment every real harness gets: no telemetry, no update checks, no colour."""
     return {"NO_COLOR": "1", "DO_NOT_TRACK": "1", "TERM": os.environ.get("TERM", "dumb")}
+
+
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # a harness record larger than this is not kept
+
+
+def _inside_without_links(root: Path, path: Path) -> bool:
+    """``path`` lies under ``root`` and no component between them is a symbolic link (the private
+    HOME is the agent's to write: a link there could point at any file of the machine)."""
+    try:
+        rel = path.relative_to(root)
+    except ValueError:
+        return False
+    current = root
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            return False
+    return True
+
+
+def copy_record(src: Path, dest: Path, within: Path, max_bytes: int = MAX_RECORD_BYTES) -> bool:
+    """Copy one harness record out of the private HOME ``within``: a regular file reached without
+    following any link, at most ``max_bytes``; False when it was not copied."""
+    if src.is_symlink() or within.is_symlink() or not _inside_without_links(within, src) or not src.is_file():
+        return False
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    with os.fdopen(fd, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size > max_bytes:
+            return False
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with dest.open("wb") as out:
+            while chunk := fh.read(1 << 20):
+                out.write(chunk)
+    return True
+
+
+def copy_records(home: Path, root: str, pattern: str, dest: Path) -> list[Path]:
+    """Copy the files matching ``pattern`` under ``home/root`` into ``dest``, keeping their paths
+    relative to ``home/root`` (see :func:`copy_record` for what is never copied)."""
+    base = home / root
+    if not _inside_without_links(home, base) or not base.is_dir():
+        return []
+    kept = []
+    for src in sorted(base.glob(pattern)):
+        target = dest / src.relative_to(base)
+        if copy_record(src, target, home):
+            kept.append(target)
+    return kept

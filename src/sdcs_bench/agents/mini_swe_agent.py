@@ -27,7 +27,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +36,7 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.proxy.wire import chat_usage
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import proxy_env_flag
+from sdcs_bench.agents.helpers import copy_record, proxy_env_flag
 from sdcs_bench.agents.real import RealHarness
 
 HARNESS_FILES = Path(__file__).with_name("harness_files")
@@ -123,12 +122,15 @@ class MiniSweAgentHarness(RealHarness):
         }
         return argv, env
 
+    def keep_records(self, ctx: SessionContext) -> list[str]:
+        """The trajectory (every message, tool call and command output), as ``mini.traj.json``."""
+        return ["mini.traj.json"] if copy_record(self.trajectory(ctx), ctx.stage_dir / "mini.traj.json", ctx.home) else []
+
     def native_usage(self, ctx: SessionContext, transcript: Path) -> TokenUsage | None:
-        path = self.trajectory(ctx)
-        if not path.is_file():
+        kept = ctx.stage_dir / "mini.traj.json"  # the HOME is deleted after this (a link there is never followed)
+        if not copy_record(self.trajectory(ctx), kept, ctx.home):
             return None
-        shutil.copyfile(path, ctx.stage_dir / "mini.traj.json")  # the HOME is deleted after this
-        data = json.loads(path.read_text())
+        data = json.loads(kept.read_text())
         total, found = TokenUsage(source="native"), False
         for message in data.get("messages") or []:
             response = (message.get("extra") or {}).get("response") if isinstance(message, dict) else None

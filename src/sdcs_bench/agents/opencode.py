@@ -43,7 +43,7 @@ from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import json_lines, proxy_env_flag
+from sdcs_bench.agents.helpers import _inside_without_links, json_lines, proxy_env_flag
 from sdcs_bench.agents.real import RealHarness
 
 KEY_VAR = "SPECSNAP_OPENCODE_API_KEY"  # the key's only home: the harness process's environment
@@ -106,6 +106,55 @@ class OpencodeHarness(RealHarness):
             env["npm_config_offline"] = "true"
         return argv, env
 
+
+    # ------------------------------------------------------------------ its store
+
+    MAX_EXPORT_ROWS = 200_000
+
+    def keep_records(self, ctx: SessionContext) -> list[str]:
+        """opencode's store (its SQLite database in the private HOME), exported as JSON lines to
+        ``native/opencode/store.jsonl``: one line per session (``id``, ``parent_id``) and per part
+        (``session_id``, ``message_id``, the message's ``role``, ``time``, the part's ``data``). The
+        database is opened read-only and untrusted (the agent can write the HOME)."""
+        rows: list[dict] = []
+        for db in sorted((self.data_dir(ctx) / "opencode").glob("opencode*.db")):
+            if not _inside_without_links(ctx.home, db) or not db.is_file():
+                continue
+            try:
+                rows += self._export(db)
+            except (sqlite3.Error, ValueError):
+                continue  # a kill mid-write, another schema: the stdout is the normaliser's fallback
+        if not rows:
+            return []
+        out = self.native_dir(ctx) / "store.jsonl"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows[: self.MAX_EXPORT_ROWS]))
+        return [out.relative_to(ctx.stage_dir).as_posix()]
+
+    def _export(self, db: Path) -> list[dict]:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            con.execute("PRAGMA trusted_schema = OFF")
+            sessions = [{"kind": "session", "id": sid, "parent_id": parent}
+                        for sid, parent in con.execute("SELECT id, parent_id FROM session")]
+            roles = {}
+            for mid, data in con.execute("SELECT id, data FROM message"):
+                try:
+                    roles[mid] = json.loads(data).get("role")
+                except (ValueError, AttributeError):
+                    roles[mid] = None
+            parts = []
+            for pid, mid, sid, created, data in con.execute(
+                    "SELECT id, message_id, session_id, time_created, data FROM part ORDER BY time_created, id"):
+                try:
+                    parsed = json.loads(data)
+                except ValueError:
+                    continue
+                parts.append({"kind": "part", "id": pid, "message_id": mid, "session_id": sid, "role": roles.get(mid),
+                              "time": created, "data": parsed})
+        finally:
+            con.close()
+        return sessions + parts
 
     # ------------------------------------------------------------------ tokens
 

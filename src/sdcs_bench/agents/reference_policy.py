@@ -15,7 +15,10 @@ Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives 
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
 for a policy with ``knows_sprint: always`` (the oracle); with ``knows_sprint: from_hints`` it also
 knows the bugs a hint names when that hint's text is in ``AGENTS.md`` or its notes file on disk.
-Every action is one JSON line on stdout.
+Every action is one JSON line on stdout (``turn``, ``action``, ``t`` the time, and what it did: the
+``paths`` it wrote, the ``files`` it read, where each requirement it knows came from). That log is
+the policy's record; the event stream reads it (sdcs_bench.coherence.normalise). A closing message
+is an action ``message`` with its ``text``.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ class Agent:
     # -- acting on the world ------------------------------------------------------------------
     def log(self, action: str, **detail) -> None:
         self.turns += 1
-        print(json.dumps({"turn": self.turns, "action": action, **detail}), flush=True)
+        print(json.dumps({"turn": self.turns, "action": action, "t": round(time.time(), 3), **detail}), flush=True)
 
     def pause(self) -> None:
         time.sleep(float(self.params.get("turn_delay_s", 0)))
@@ -128,7 +131,7 @@ class Agent:
         if self.params.get("knows_sprint") != "always" and "TASK.md" not in self.prompt:
             return
         if self.applies(self.baseline) and self.edit([(self.baseline, False)]):
-            self.log("implement_baseline", committed=self.commit("Implement TASK.md"))
+            self.log("implement_baseline", paths=_touched(self.baseline), committed=self.commit("Implement TASK.md"))
             self.pause()
 
     def implement(self, skill: dict, form: str | None, amendment_known: bool) -> None:
@@ -149,7 +152,8 @@ class Agent:
         # One action, like an agent's `edit && git commit`: the git guard must catch the race.
         if self.edit(steps):
             committed = self.commit(f"{rid}: implement")
-            self.log("implement", requirement=rid, form=kind, committed=committed)
+            paths = sorted({p for patch, _ in steps for p in _touched(patch)})
+            self.log("implement", requirement=rid, form=kind, paths=paths, committed=committed)
             self.pause()
 
     def target(self, skill: dict, form: str | None, amendment_known: bool) -> str | None:
@@ -243,27 +247,38 @@ class Agent:
         """Which requirements this session knows (in full or as a summary line), and which
         amendments it knows, from the prompt and the notes on disk."""
         known: dict[str, str] = {}
+        learnt: dict[str, dict] = {}  # where each known requirement came from (the log's ``sources``)
         amended: set[str] = set()
         oracle = self.params.get("knows_sprint") == "always"
         sources = [_norm(self.prompt)]
         notes = self.notes_path()
+        files = []
         if notes is not None:
             sources.append(_norm(notes.read_text(errors="replace")))
+            files.append(notes.as_posix())
         for skill in self.skills:
             rid = skill["id"]
             if oracle or any(_norm(skill["text"]) in s for s in sources):
                 known[rid] = "full"
+                learnt[rid] = ({"mode": "briefing"} if oracle else {"mode": "prompt"} if _norm(skill["text"]) in sources[0]
+                               else {"mode": "read", "path": notes.as_posix()})
             elif notes is not None and _norm(self.summary_line(skill)) in sources[-1]:
                 known[rid] = "summary"
+                learnt[rid] = {"mode": "read", "path": notes.as_posix()}
             if skill.get("amendment") and (oracle or any(_norm(skill["amendment"]) in s for s in sources)):
                 amended.add(rid)
         if self.params.get("knows_sprint") == "from_hints":
-            context = [_norm(p.read_text(errors="replace")) for p in (Path("AGENTS.md"), notes) if p and p.is_file()]
+            readable = [p for p in (Path("AGENTS.md"), notes) if p and p.is_file()]
+            files += [p.as_posix() for p in readable if p.as_posix() not in files]
+            context = [(_norm(p.read_text(errors="replace")), p) for p in readable]
             for hint in self.hints:
-                if any(_norm(hint["text"]) in c for c in context):
+                where = next((p for c, p in context if _norm(hint["text"]) in c), None)
+                if where is not None:
                     for rid in hint["names"]:
-                        known.setdefault(rid, "full")
-        self.log("read", known=known, amendments=sorted(amended))
+                        if rid not in known:
+                            known[rid] = "full"
+                            learnt[rid] = {"mode": "read", "path": where.as_posix()}
+        self.log("read", known=known, amendments=sorted(amended), sources=learnt, files=files)
         return known, amended
 
     def notes_path(self) -> Path | None:
@@ -311,7 +326,7 @@ class Agent:
                     new.append(skill["id"] + " (amendment)")
         if new:
             notes.write_text(text)
-            self.log("write_notes", style=style, entries=len(new))
+            self.log("write_notes", style=style, entries=len(new), paths=[notes.as_posix()])
             self.pause()
 
     def revert_uncommitted_py(self) -> None:

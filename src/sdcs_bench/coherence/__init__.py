@@ -1,2 +1,3 @@
-"""The coherence-debt instruments: measurements of whether the facts an edit depends on were
-available to the agent when it made the edit."""
+"""The coherence-debt instruments (docs/coherence.md): what a session read, wrote, tested and
+reverted, as one event stream for every harness; residency at edit time; abstention; and the
+estimator enumeration that shows why read-derived instruments overstate missing facts."""

@@ -12,8 +12,9 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
       images/<name>/<digest>.json                           a docker image as built (tag, image id)
       trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
         scaffold/manifest.json
-        session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff
-                     (and the harness's own records; attempts/<n>/ after an infrastructure retry)
+        session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff,
+                     events.jsonl, residency.json, abstention.json (docs/coherence.md)
+                     (and the harness's own records, native/; attempts/<n>/ after an infrastructure retry)
         inject/      (the injection record is in its stage.json)
         score/scorecard.json
       logs/<rule>/<trial>[.<stage>].log   benchmarks/<rule>/<trial>[.<stage>].tsv
@@ -25,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from sdcs_bench.coherence.session import ABSTENTION, EVENTS, RESIDENCY
 from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
 from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
@@ -163,7 +165,9 @@ class TrialLayout:
             out["manifest"] = self.file(stage, MANIFEST)
         elif stage.startswith("session_"):
             out |= {"ledger": self.file(stage, LEDGER), "transcript": self.file(stage, TRANSCRIPT),
-                    "stderr": self.file(stage, AGENT_STDERR), "cleave_diff": self.file(stage, CLEAVE_DIFF)}
+                    "stderr": self.file(stage, AGENT_STDERR), "cleave_diff": self.file(stage, CLEAVE_DIFF),
+                    "events": self.file(stage, EVENTS), "residency": self.file(stage, RESIDENCY),
+                    "abstention": self.file(stage, ABSTENTION)}
         elif stage == "score":
             out["scorecard"] = self.file(stage, SCORECARD)
         return out

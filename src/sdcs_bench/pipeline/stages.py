@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.agents.expectations import expected_reference_score
+from sdcs_bench.coherence.session import WorkloadFacts, analyse_session, workspace_state
 from sdcs_bench.core.archive import safe_extract
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_temporaries
@@ -116,9 +117,11 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     started = time.time()
     _begin(stage_dir)
     retries, backoff = trial.session.infra_retries, trial.session.infra_backoff_s
+    facts = WorkloadFacts.from_data(trial.coherence)  # bad coherence data fails here, before the session
     failed: list[dict[str, Any]] = []
     for attempt in range(retries + 1):
         restore_snapshot(prev_stage, trial.sandbox_dir)
+        before = workspace_state(trial.sandbox_dir)
         record = run_session(
             trial_id=trial.trial_id,
             index=index,
@@ -145,17 +148,29 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     # Every declared output exists: an empty ledger (no model was called), an empty diff (no cleave).
     atomic_write(stage_dir / CLEAVE_DIFF, record["cleave"].get("diff", "") if record["cleave"].get("fired") else "")
     (stage_dir / LEDGER).touch()
+    coherence = analyse_session(
+        harness=str(trial.agent["harness"]), stage_dir=stage_dir, run_id=f"{trial.trial_id}/session_{index}",
+        workdir=trial.sandbox_dir.resolve(), before=before, after=workspace_state(trial.sandbox_dir), facts=facts,
+        agent_written=_agent_written_before(prev_stage), status=record["status"],
+        import_roots=(trial.workload.import_root,))
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
     return _finish(stage_dir, f"session_{index}", trial, started, _predecessor(prev_stage), tokens=record["tokens"],
-                   session=record)
+                   session=record, coherence=coherence)
+
+
+def _agent_written_before(prev_stage: Path) -> list[str]:
+    """The paths earlier sessions of the trial wrote, carried in the stage records (a session's, or
+    the injection's, which passes its predecessor's on): none after the scaffold."""
+    record = json.loads((Path(prev_stage) / STAGE_FILE).read_text())
+    return list((record.get("coherence") or {}).get("agent_written") or [])
 
 
 def _keep_attempt(stage_dir: Path, attempt: int) -> None:
     keep = stage_dir / "attempts" / str(attempt)
     keep.mkdir(parents=True, exist_ok=True)
     for path in stage_dir.iterdir():
-        if path.is_file() and path.name not in (STAGE_FILE, SNAPSHOT):
+        if (path.is_file() or (path.is_dir() and path.name != "attempts")) and path.name not in (STAGE_FILE, SNAPSHOT):
             path.replace(keep / path.name)
 
 
@@ -172,7 +187,8 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
     record = inject(trial.workload, trial.sandbox_dir, trial.injection["poison"])
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
-    return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record)
+    return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record,
+                   coherence={"agent_written": _agent_written_before(prev_stage)})  # passed on to the next session
 
 
 def stage_inputs(trial: TrialSpec, stage_dir: Path) -> tuple[list[Path], Path | None]:

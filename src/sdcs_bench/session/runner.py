@@ -110,6 +110,9 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
         if proxy is not None:
             proxy.stop()
     record["leak_check"] = leak
+    # The harness's own records (transcript, rollout, chat files) leave the private HOME before it
+    # is deleted: the session's event stream is read from them (sdcs_bench.coherence).
+    record["harness_records"] = harness.keep_records(ctx)
     record["repo_memory_files"] = repo_memory_changes(before, repo_state(ctx.workdir), harness.repo_memory_globs,
                                                       ctx.arm.memory_files)
     native = harness.usage(ctx, ctx.stage_dir / "transcript.jsonl")

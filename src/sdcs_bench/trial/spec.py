@@ -163,6 +163,12 @@ class TrialSpec:
         return self.work_dir / "sandbox"
 
     @property
+    def coherence(self) -> dict[str, Any]:
+        """What the workload authors about this trial as plain data (``authored``: file -> the files
+        it depends on; ``withheld``: paths whose facts are withheld), or {} (docs/coherence.md)."""
+        return dict(self.raw.get("coherence") or {})
+
+    @property
     def injection(self) -> dict[str, Any] | None:
         return self.variant.get("inject") or None
 
