@@ -28,6 +28,7 @@ from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.trial.standards import layout_for
 from sdcs_bench.trial.spec import api_provider
 from sdcs_bench.trial.workload import load_workload
 from sdcs_bench.pipeline.repos import repo_plan
@@ -211,6 +212,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         arm = Arm.from_config(config.entity("arm", arm_name))  # a missing arm file fails here, before any work
         agent_cfg, variant_cfg = agents[agent_name], config.entity("variant", variant_name)
         schedule = effective_schedule(workload, variant_cfg)
+        layout_for(workload, variant_cfg)  # a standards layout the workload cannot take fails here
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
         trials.append(
             {

@@ -99,7 +99,7 @@ def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     workdir = trial.sandbox_dir
     if workdir.exists():
         shutil.rmtree(workdir)
-    meta = scaffold(trial.workload, trial.arm, workdir)
+    meta = scaffold(trial.workload, trial.arm, workdir, trial.variant)
     write_snapshot(workdir, stage_dir)
     _clear_live(trial)
     atomic_write(stage_dir / MANIFEST, json.dumps(meta["manifest"], indent=2))
