@@ -287,6 +287,11 @@ def evaluate_sandbox(
     if card.get("poison"):
         survived = [d for d, alive in card["poison"]["survived"].items() if alive]
         _console().print(f"poison pill {card['poison']['version']}: survived {', '.join(survived) or 'none'}")
+    if card.get("standards"):
+        st = card["standards"]
+        shown = ", ".join(f"{k} {v}" for k, v in st["follows"].items() if v)
+        _console().print(f"standards {st['layout_name']}: {st['decisions']} decisions, {st['better']} written the "
+                         f"better way (share {st['better_share']}); follows: {shown}")
 
 
 @app.command("fetch-source")

@@ -28,6 +28,7 @@ from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, trial_layout
 from sdcs_bench.trial.spec import TrialSpec
+from sdcs_bench.trial.standards import layout_for
 
 
 def load_trial(path: Path) -> TrialSpec:
@@ -208,6 +209,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             trial.workload, final, tokens=tokens, backend=make_backend(trial.backend, trial.sandbox_options),
             timeout_s=trial.scoring_timeout_s, injection=injection, sessions=records,
             sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
+            layout=layout_for(trial.workload, trial.variant),
         )
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
     card = {**trial.labels(), **card, "expected": expected}
