@@ -324,10 +324,3 @@ def test_the_family_checks_pass_and_can_fail(wl, tmp_path):
     assert any("surface money, example 1: the predicate finds worse" in f for f in checks.failures)
     assert any("STYLE.md states ['better', 'worse'] for clock, not ['better']" in f for f in checks.failures)
 
-
-@pytest.mark.slow
-def test_validate_workload_standards(backend):
-    from sdcs_bench.pipeline.validate import validate_workload
-
-    checks = validate_workload(load_workload("standards"), backend)
-    assert checks.failures == []

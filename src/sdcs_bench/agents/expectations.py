@@ -111,8 +111,14 @@ def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict)
         if index == 1 and session.cleave.active and (limit is None or edits < limit):
             no_cleave = True
     raw = len(written)  # both forms of every surface pass the hidden tests
-    result = {"raw": raw, "net": raw, "requirements": {r.id: r.id in written for r in workload.requirements},
-              "s1_edit_survived": True if cut else None, "no_cleave": no_cleave, "poison_survived": None}
+    # It writes only handler files: a planted defect (another workload's poison pill) stays.
+    planted = list(workload.poison) if variant.get("inject") else []
+    red = {t for d in planted for t in d.fails}
+    broken = bool(red & set(workload.baseline_tests)) or any(d.forbidden_import for d in planted)
+    result = {"raw": raw, "net": 0 if broken else raw,
+              "requirements": {r.id: r.id in written for r in workload.requirements},
+              "s1_edit_survived": True if cut else None, "no_cleave": no_cleave,
+              "poison_survived": {d.id: True for d in planted} if variant.get("inject") else None}
     if layout is not None:
         forms = policy_forms(layout, policy["standards"])
         result["standards"] = expected_decisions(workload.standards, layout, {tid: forms for tid in written})
