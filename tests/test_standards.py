@@ -83,7 +83,7 @@ def test_a_standards_variant_on_another_workload_stops_the_plan(tmp_path):
     from sdcs_bench.pipeline.plan import make_plan
 
     with pytest.raises(SpecSnapError, match="workload tier_2 is of family 'synthetic'; only workloads of family "
-                                            "'standards' have one"):
+                                            "'standards' have one; valid choices: standards"):
         make_plan("smoke", ["variant=[standard_stale]", "agent=[ref_null]", "arm=[Vanilla]"], tmp_path / "results")
     assert not (tmp_path / "results").exists()
 
@@ -109,7 +109,7 @@ def test_each_layout_places_the_sources_as_designed(spec, conflicts, polarity, s
             assert stated == ["better" if standard == "correct" else "worse"]
     for h in spec.existing:
         assert classify(files[h.module], h) == layout.code_forms()
-    if conflicts == 4:  # the paper's named surfaces are contested first
+    if conflicts == 4:  # the surfaces the study names first are contested first
         assert layout.contested == ("money", "field_access", "clock", "log_format")
 
 

@@ -12,7 +12,7 @@ states for each form), the existing handlers, the tasks, and the default layout.
 comes from its variant's ``standards:`` settings, one value per axis:
 
 - ``standard``: ``correct`` (every rule demands the better form), ``stale`` (every rule demands the
-  worse form: the paper's stale standard, out of date with current practice) or ``none`` (no file);
+  worse form: the coherence-debt study's stale standard, out of date with current practice) or ``none`` (no file);
 - ``polarity`` and ``conflicts``: what the existing code demonstrates. The first ``conflicts``
   surfaces of the workload's ``contested`` order are the contested ones. Under ``normal`` polarity
   the code writes the worse form there and the better form elsewhere (so a correct standard is the
@@ -388,7 +388,7 @@ def layout_for(workload, variant: dict[str, Any] | None) -> Layout | None:
         if settings:
             raise SpecSnapError(f"variant {name!r} sets the standards layout ({', '.join(sorted(settings))}), but "
                                 f"workload {workload.id} is of family {workload.family!r}; only workloads of family "
-                                "'standards' have one")
+                                "'standards' have one", standards_workloads())
         return None
     if settings is not None and not isinstance(settings, dict):
         raise SpecSnapError(f"variant {name!r}: standards must map axes to values", AXES)
@@ -479,3 +479,18 @@ def expected_decisions(spec: StandardsSpec, layout: Layout, written: dict[str, d
 
 
 COMPARED = ("handlers_written", "decisions", "better", "follows", "contested_follows")
+
+
+def standards_workloads() -> list[str]:
+    """The registered workloads of the standards family (those whose workload.yaml can be read)."""
+    from sdcs_bench.trial.config import read_yaml
+    from sdcs_bench.trial.workload import registered_workloads, workload_dir
+
+    found = []
+    for wid in registered_workloads():
+        try:
+            if read_yaml(workload_dir(wid) / "workload.yaml").get("family") == "standards":
+                found.append(wid)
+        except SpecSnapError:
+            continue
+    return found
