@@ -151,6 +151,8 @@ def scaffold_sandbox(
     trial: Annotated[Optional[Path], typer.Option("--trial", help="pipeline: a trial config from `plan`")] = None,
     stage_dir: Annotated[Optional[Path], typer.Option("--stage-dir", help="pipeline: the stage's output dir")] = None,
     results: ResultsOpt = Path("results"),
+    variant: Annotated[str, typer.Option("--variant", help="variant (see `specsnap list variants`; parts may be "
+                                         "joined by +); it arranges the baseline of a standards workload")] = "none",
 ) -> None:
     """Create a clean, git-initialised sandbox: the workload's baseline plus the arm's files."""
     if trial is not None:
@@ -164,8 +166,10 @@ def scaffold_sandbox(
 
     wl = _workload(workload, tier, results)
     arm_obj = Arm.from_config(config.entity("arm", _need(arm, "--arm", config.options("arm"))))
-    meta = scaffold(wl, arm_obj, _need(dest, "--dest"))
-    _console().print(f"sandbox for {wl.id} + {arm_obj.name} at {dest} (baseline commit {meta['baseline_commit'][:12]})")
+    meta = scaffold(wl, arm_obj, _need(dest, "--dest"), config.entity("variant", variant))
+    layout = f", layout {meta['standards_layout']}" if meta.get("standards_layout") else ""
+    _console().print(f"sandbox for {wl.id} + {arm_obj.name} at {dest} (baseline commit {meta['baseline_commit'][:12]}"
+                     f"{layout})")
 
 
 def _need(value, flag: str, choices=None):
@@ -283,6 +287,11 @@ def evaluate_sandbox(
     if card.get("poison"):
         survived = [d for d, alive in card["poison"]["survived"].items() if alive]
         _console().print(f"poison pill {card['poison']['version']}: survived {', '.join(survived) or 'none'}")
+    if card.get("standards"):
+        st = card["standards"]
+        shown = ", ".join(f"{k} {v}" for k, v in st["follows"].items() if v)
+        _console().print(f"standards {st['layout_name']}: {st['decisions']} decisions, {st['better']} written the "
+                         f"better way (share {st['better_share']}); follows: {shown}")
 
 
 @app.command("fetch-source")

@@ -14,6 +14,7 @@ from typing import Any
 
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
 from sdcs_bench.trial.workload import CleaveRule, Requirement, Workload
 
 
@@ -34,11 +35,14 @@ class _World:
 def expected_reference_score(
     workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any]
 ) -> dict[str, Any] | None:
-    """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave", "poison_survived"}``, or
-    ``None`` when the agent is not a reference policy."""
+    """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave", "poison_survived"}`` (and, on
+    a standards workload, ``standards``: the decision counts), or ``None`` when the agent is not a
+    reference policy."""
     if not agent.get("reference"):
         return None
     policy = agent.get("policy", {})
+    if policy.get("standards"):
+        return _standards_policy(workload, variant, policy)
     reqs = workload.requirements
     notes_on = bool(arm.notes_file) and arm.notes_file == policy.get("notes_file")
     style = policy.get("notes", "none") if notes_on else "none"
@@ -69,7 +73,7 @@ def expected_reference_score(
     # Every patch the policies write keeps the baseline and the boundary rules; a surviving
     # defect breaks one or the other.
     broken = bool(red & set(workload.baseline_tests)) or any(d.forbidden_import for d in alive)
-    return {
+    result = {
         "raw": raw,
         "net": 0 if broken else raw,
         "requirements": {r.id: r.id in passing for r in reqs},
@@ -77,6 +81,48 @@ def expected_reference_score(
         "no_cleave": no_cleave,
         "poison_survived": {d.id: d.id in world.defects for d in workload.poison} if inject else None,
     }
+    layout = layout_for(workload, variant)
+    if layout is not None:  # a generic policy on the standards workload writes gold: the better form
+        written = {r.id: policy_forms(layout, "gold") for r in reqs if world.disk.get(r.id) == "gold"}
+        result["standards"] = expected_decisions(workload.standards, layout, written)
+    return result
+
+
+def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict) -> dict[str, Any]:
+    """A standards reference policy: in each session it takes every task the queue still holds, in
+    order, writing (and committing) one handler each, until the session's cleave cuts it; the forms
+    follow from the layout alone (``trial.standards.policy_forms``). On another workload there is
+    no queue and it writes nothing."""
+    layout = layout_for(workload, variant)
+    tasks = [t.id for t in workload.standards.tasks] if workload.standards is not None else []
+    written: list[str] = []
+    cut = None
+    no_cleave = False
+    for index, session in enumerate(effective_schedule(workload, variant), start=1):
+        kind = session.cleave.kind
+        limit = {"first_py_edit": 1, "nth_py_edit": session.cleave.n, "first_py_edit_after_commit": 2}.get(kind)
+        edits = 0
+        for tid in [t for t in tasks if t not in written]:
+            written.append(tid)
+            edits += 1
+            if limit is not None and edits >= limit:
+                cut = cut or tid
+                break
+        if index == 1 and session.cleave.active and (limit is None or edits < limit):
+            no_cleave = True
+    raw = len(written)  # both forms of every surface pass the hidden tests
+    # It writes only handler files: a planted defect (another workload's poison pill) stays.
+    planted = list(workload.poison) if variant.get("inject") else []
+    red = {t for d in planted for t in d.fails}
+    broken = bool(red & set(workload.baseline_tests)) or any(d.forbidden_import for d in planted)
+    result = {"raw": raw, "net": 0 if broken else raw,
+              "requirements": {r.id: r.id in written for r in workload.requirements},
+              "s1_edit_survived": True if cut else None, "no_cleave": no_cleave,
+              "poison_survived": {d.id: True for d in planted} if variant.get("inject") else None}
+    if layout is not None:
+        forms = policy_forms(layout, policy["standards"])
+        result["standards"] = expected_decisions(workload.standards, layout, {tid: forms for tid in written})
+    return result
 
 
 def hinted_bugs(workload: Workload, arm: Arm, policy: dict) -> set[str]:

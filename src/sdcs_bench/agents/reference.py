@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import Harness, Invocation, SessionContext
+from sdcs_bench.trial.standards import policy_briefing
 
 POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
 
@@ -33,6 +34,7 @@ class ReferenceHarness(Harness):
             ],
             "baseline": ctx.workload.baseline_gold.read_text() if ctx.workload.baseline_gold else None,
             "hints": [{"text": h.text, "names": list(h.names)} for h in ctx.workload.hints],
+            "standards": policy_briefing(ctx.workload.standards) if ctx.workload.standards is not None else None,
         }
         return Invocation(
             argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],

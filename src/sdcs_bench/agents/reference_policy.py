@@ -12,6 +12,9 @@ Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives 
             text and the patch of the original, superseded form: the policy's "competence"
   baseline  (tier 1) the patch implementing TASK.md
   hints     (real repositories) each hint file's text and the bugs whose areas it names
+  standards (the standards family) the rule a standard may state for each form of each surface, how
+            the existing handlers and every task's handler are written in either form, each task's
+            text; which form it writes it decides from the disk (STYLE.md, the existing handlers)
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
 for a policy with ``knows_sprint: always`` (the oracle); with ``knows_sprint: from_hints`` it also
 knows the bugs a hint names when that hint's text is in ``AGENTS.md`` or its notes file on disk.
@@ -52,6 +55,7 @@ class Agent:
         self.skills = briefing["skills"]
         self.baseline = briefing.get("baseline")
         self.hints = briefing.get("hints") or []
+        self.standards = briefing.get("standards")
         self.turns = 0
 
     # -- acting on the world ------------------------------------------------------------------
@@ -109,6 +113,9 @@ class Agent:
     def run(self) -> None:
         if not self.params.get("acts", True):
             self.log("idle")
+            return
+        if self.params.get("standards"):
+            self.run_standards(self.params["standards"])
             return
         if self.params.get("revert_uncommitted"):
             self.revert_uncommitted_py()
@@ -328,6 +335,72 @@ class Agent:
             notes.write_text(text)
             self.log("write_notes", style=style, entries=len(new), paths=[notes.as_posix()])
             self.pause()
+
+    # -- the standards family ---------------------------------------------------------------------
+    def run_standards(self, mode: str) -> None:
+        """Take tasks from the workspace's queue one at a time and write each handler, every surface
+        in the form this policy's source gives: ``follow_standard`` (what STYLE.md states; the
+        existing handlers' form where it states nothing) or ``follow_code`` (the existing handlers')."""
+        kit = self.standards
+        if kit is None or not Path(kit["issuer"]).is_file():
+            self.log("no_task_queue")
+            return
+        forms, sources = self.standards_forms(kit, mode)
+        self.log("decide", mode=mode, forms=forms, sources=sources)
+        issued: set[str] = set()
+        while True:
+            proc = subprocess.run([sys.executable, "-I", "-B", kit["issuer"]], capture_output=True, text=True)
+            shown = _norm(proc.stdout)
+            task = next((t for t in kit["tasks"] if _norm(t["text"]) in shown), None)
+            self.log("next_task", task=task["id"] if task else None, exit_code=proc.returncode)
+            if task is None or task["id"] in issued:
+                break  # the queue is empty (or did not move on: do not loop)
+            issued.add(task["id"])
+            source = "".join(p if isinstance(p, str) else p[forms[p["surface"]]] for p in task["pieces"])
+            path = Path(task["module"])
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(source)  # one write, like an agent's edit tool
+            committed = self.commit(f"{task['id']}: handler of {task['event']}")
+            self.log("implement", task=task["id"], module=task["module"], committed=committed)
+            self.pause()
+        if self.dirty():
+            self.log("commit_remaining", committed=self.commit("Commit remaining work"))
+
+    def standards_forms(self, kit: dict, mode: str) -> tuple[dict[str, str], dict[str, str]]:
+        """Per surface, the form to write and where it was read."""
+        code = self.code_forms(kit)
+        style = Path(kit["style_file"])
+        text = _norm(style.read_text(errors="replace")) if style.is_file() else None
+        forms, sources = {}, {}
+        for surface, rules in kit["rules"].items():
+            stated = [f for f in ("better", "worse") if text is not None and _norm(rules[f]) in text]
+            if mode == "follow_standard" and len(stated) == 1:
+                forms[surface], sources[surface] = stated[0], "standard"
+            elif code.get(surface):
+                forms[surface], sources[surface] = code[surface], "code"
+            else:  # neither source shows one form: write the better one
+                forms[surface], sources[surface] = "better", "own"
+        return forms, sources
+
+    @staticmethod
+    def code_forms(kit: dict) -> dict[str, str]:
+        """The form the existing handlers show on each surface, where they show exactly one: a form is
+        shown where its text for one of the surface's slots, with the text around it on its line, is
+        in the handler's module on disk."""
+        seen: dict[str, set[str]] = {}
+        for handler in kit["existing"]:
+            path = Path(handler["module"])
+            text = path.read_text(errors="replace") if path.is_file() else ""
+            pieces = handler["pieces"]
+            for i, piece in enumerate(pieces):
+                if isinstance(piece, str):
+                    continue
+                before = pieces[i - 1].rsplit("\n", 1)[-1] if i and isinstance(pieces[i - 1], str) else ""
+                after = pieces[i + 1].split("\n", 1)[0] if i + 1 < len(pieces) and isinstance(pieces[i + 1], str) else ""
+                for form in ("better", "worse"):
+                    if before + piece[form] + after in text:
+                        seen.setdefault(piece["surface"], set()).add(form)
+        return {surface: forms.pop() for surface, forms in seen.items() if len(forms) == 1}
 
     def revert_uncommitted_py(self) -> None:
         out = self.git("status", "--porcelain", "-z", "--untracked-files=all").stdout

@@ -13,6 +13,7 @@ from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
 from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 
 REFERENCE_NOTICE = (
     "Rows of kind 'reference policy' come from SpecSnap's built-in deterministic policies, which "
@@ -72,14 +73,39 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "poison_survived": ";".join(d for d, alive in ((card.get("poison") or {}).get("survived") or {}).items()
                                     if alive),
         "requirements": json.dumps(card["requirements"], sort_keys=True),
+        **_standards_columns(card.get("standards"), expected.get("standards")),
+    }
+
+
+def _standards_columns(report: dict[str, Any] | None, expected: dict[str, Any] | None) -> dict[str, Any]:
+    """A standards trial's decisions (docs/coherence.md): how many, the share written the better way,
+    and on the surfaces where standard and code disagree the share that followed the standard."""
+    if not report:
+        return {}
+    contested = report["contested_follows"]
+    sided = contested["standard"] + contested["code"]
+    return {
+        "std_layout": report["layout_name"],
+        "std_decisions": report["decisions"],
+        "std_better": report["better"],
+        "std_better_share": report["better_share"],
+        "std_contested_decisions": sided,
+        "std_followed_standard_share": round(contested["standard"] / sided, 4) if sided else None,
+        "std_follows": json.dumps(report["follows"], sort_keys=True),
+        "std_sources_modified": ";".join(report["sources_modified"]),
+        "std_expected_better_share": (expected or {}).get("better_share"),
     }
 
 
 def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
-    """A reference trial lands on its closed form: the net score, and which planted defects survived."""
+    """A reference trial lands on its closed form: the net score, which planted defects survived,
+    and (standards workload) every decision count."""
     ok = card["net"] == expected["net"]
     if expected.get("poison_survived") is not None:
         ok = ok and (card.get("poison") or {}).get("survived") == expected["poison_survived"]
+    if expected.get("standards") is not None:
+        got = card.get("standards") or {}
+        ok = ok and all(got.get(k) == expected["standards"][k] for k in STANDARDS_COMPARED)
     return ok
 
 
@@ -182,7 +208,8 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     agent's doing: it scores zero, counts in every mean, and is counted in ``tampered``."""
     # Columns later versions added: a scorecards table written before them still aggregates.
     missing = {"tampered": False, "family": "synthetic", "predicted_resolved": float("nan"),
-               "turns": float("nan"), "baseline_ok": float("nan")}
+               "turns": float("nan"), "baseline_ok": float("nan"), **dict.fromkeys(STANDARDS_MEANS, float("nan")),
+               "std_expected_better_share": float("nan")}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
@@ -193,19 +220,27 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         family=("family", "first"), predicted_resolved=("predicted_resolved", "first"),
         matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
         defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
+        std_expected_better_share=("std_expected_better_share", "first"),
     )
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
         turns=("turns", "mean"), baseline_kept=("baseline_ok", "mean"),
         s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
+        **{col: (col, lambda s: s.dropna().mean() if s.notna().any() else None) for col in STANDARDS_MEANS},
     )
     board = counts.join(scores, how="left").reset_index()
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
     cols = [*GROUP, "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
-            "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", "tamper_evidence"]
+            "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
+            "std_expected_better_share", "tamper_evidence"]
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
-                              "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2})
+                              "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
+                              "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4})
+
+
+# A standards trial's decision measures, averaged over a leaderboard row's valid trials.
+STANDARDS_MEANS = ("std_decisions", "std_better_share", "std_followed_standard_share")
 
 
 def _versus_vanilla(board: pd.DataFrame) -> pd.DataFrame:
@@ -250,6 +285,18 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
     if tampered:
         cols.append("tamper_evidence")  # the first piece of evidence of each tampered trial
     lines += _table(board, cols)
+    standards = board[board["family"] == "standards"]
+    if len(standards):
+        lines += ["", "## Standards workload: decisions", "",
+                  "Each surface of each handler is one decision where exactly one form is written. `better_share` is "
+                  "the share written the objectively better way; `followed_standard` is, on the surfaces where "
+                  "STYLE.md and the existing code disagree, the share that followed STYLE.md (empty where none "
+                  "disagree). Means over the row's trials; `expected` is the reference policy's closed form.", ""]
+        lines += _table(standards.rename(columns={"std_decisions": "decisions", "std_better_share": "better_share",
+                                                  "std_followed_standard_share": "followed_standard",
+                                                  "std_expected_better_share": "expected"}),
+                        ["workload", "arm", "agent", "agent_kind", "variant", "trials", "decisions", "better_share",
+                         "followed_standard", "expected", "matches_expected"])
     repos = board[board["family"] == "real_repo"]
     if len(repos):
         lines += ["", "## Real repositories: bugs resolved", "",

@@ -29,6 +29,7 @@ from sdcs_bench.pipeline.freshness import restore_order
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.trial.standards import layout_for
 from sdcs_bench.trial.spec import api_provider
 from sdcs_bench.trial.workload import load_workload
 from sdcs_bench.pipeline.repos import repo_plan
@@ -126,10 +127,8 @@ def _check_grid(grid: dict[str, list]) -> None:
             if not all(isinstance(v, int) and v >= 0 for v in values):
                 raise SpecSnapError(f"seeds must be non-negative integers, got {values}")
             continue
-        choices = config.options(axis)
         for value in values:
-            if value not in choices:
-                raise unknown(axis, str(value), choices)
+            config.check_option(axis, str(value))  # (a variant may be composed: a+b)
 
 
 def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str]:
@@ -245,6 +244,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         agent_cfg, variant_cfg = agents[agent_name], variants[variant_name]
         if (wid, variant_name) not in schedules:
             schedule = effective_schedule(workload, variant_cfg)
+            layout_for(workload, variant_cfg)  # a standards layout the workload cannot take fails here
             schedules[wid, variant_name] = (
                 [{"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
                  for s in schedule],

@@ -29,6 +29,7 @@ from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, trial_layout
 from sdcs_bench.trial.spec import TrialSpec
+from sdcs_bench.trial.standards import layout_for
 
 
 def load_trial(path: Path) -> TrialSpec:
@@ -100,7 +101,7 @@ def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     workdir = trial.sandbox_dir
     if workdir.exists():
         shutil.rmtree(workdir)
-    meta = scaffold(trial.workload, trial.arm, workdir)
+    meta = scaffold(trial.workload, trial.arm, workdir, trial.variant)
     write_snapshot(workdir, stage_dir)
     _clear_live(trial)
     atomic_write(stage_dir / MANIFEST, json.dumps(meta["manifest"], indent=2))
@@ -224,6 +225,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             trial.workload, final, tokens=tokens, backend=make_backend(trial.backend, trial.score_sandbox_options),
             timeout_s=trial.scoring_timeout_s, injection=injection, sessions=records,
             sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
+            layout=layout_for(trial.workload, trial.variant),
         )
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
     card = {**trial.labels(), **card, "expected": expected}

@@ -19,6 +19,7 @@ from sdcs_bench.sandbox.base import base_env
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.scoring.junit import junit_key
 from sdcs_bench.scoring.scorer import evaluate_tree
+from sdcs_bench.trial.standards import write_layout
 from sdcs_bench.trial.workload import Workload
 
 
@@ -40,6 +41,8 @@ def _tree(workload: Workload, tmp: Path, name: str, patches: list[Path], *, skel
     """The baseline (with the tier-1 baseline implementation, unless ``skeleton``) plus patches."""
     tree = tmp / name
     shutil.copytree(workload.baseline_dir, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    if workload.standards is not None:  # the generic checks run on the workload's default layout
+        write_layout(workload.standards, workload.standards.default_layout, tree)
     if workload.baseline_gold is not None and not skeleton:
         patches = [workload.baseline_gold, *patches]
     for patch in patches:
@@ -172,6 +175,9 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
                      f"{shown} contains the canary: hidden content leaked into what agents see")
             c.expect(hashlib.sha256(path.read_bytes()).hexdigest() not in secret_hashes,
                      f"{shown} is a copy of a hidden test or gold file")
+    if workload.standards is not None:
+        c.progress("standards: predicates, layouts, the sealed queue, the reference policies' decisions")
+        check_standards(c, workload)
     if c.failures:  # (that every named file exists was checked when the workload was loaded)
         return c
 
@@ -235,3 +241,114 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
                 for ok, message in results:
                     c.expect(ok, message)
     return c
+
+
+def check_standards(c: Checks, workload: Workload, counts: tuple[int, ...] | None = None) -> None:
+    """The standards family's own checks (docs/coherence.md), none of which runs code: every predicate
+    on its hand-written examples; every handler written either way on every surface classifies as
+    written; each gold is its task's handler written the better way; each task's text names what its
+    handler needs; and for every layout (``counts``: conflict counts, default all): STYLE.md states
+    exactly the standard's forms, the existing handlers show exactly the code's forms, no layout file
+    leaks hidden content, the queue opens only in order and issues a task only once the handlers
+    before it exist, and the reference policies' handlers classify as their closed forms say."""
+    import ast
+    import json
+
+    from sdcs_bench.scoring.standards import PREDICATES, classify, form_of, standards_report
+    from sdcs_bench.trial import standards as st
+    from sdcs_bench.trial import standards_issuer as issuer
+
+    spec = workload.standards
+    for surface in spec.surfaces:
+        c.expect(len({ex["expect"] for ex in surface.examples} & {"better", "worse"}) == 2,
+                 f"standards: surface {surface.id} needs hand-written examples of both forms")
+        for i, ex in enumerate(surface.examples, start=1):
+            got = form_of(PREDICATES[surface.id](ast.parse(ex["source"]), spec.example_context)) or "absent"
+            c.expect(got == ex["expect"], f"standards: surface {surface.id}, example {i}: the predicate finds "
+                                          f"{got}, the example is {ex['expect']}: {ex['source']!r}")
+    for h in (*spec.existing, *spec.tasks):
+        pieces = st.handler_pieces(h)
+        for base in st.FORMS:
+            flip = "worse" if base == "better" else "better"
+            for changed in (None, *st.SURFACES):
+                forms = {s: flip if s == changed else base for s in st.SURFACES}
+                got = classify(st.render(pieces, forms), h)
+                c.expect(got == forms, f"standards: {h.id} written {base}"
+                                       f"{f' but {changed} {flip}' if changed else ''} classifies as {got}")
+    for task, req in zip(spec.tasks, workload.requirements):
+        c.expect(req.gold.read_text() == st.gold_patch(task, workload.canary),
+                 f"standards: {req.gold.name} is not {task.id}'s handler written the better way (trial.standards.gold_patch)")
+        text = st.norm_text(task.text)
+        needed = [task.module, task.rate_name, str(task.rate_bp), *task.fields, task.optional,
+                  "*handle " + " ".join(task.words) + "*", *(f"*{words}*" for words, _ in task.respond)]
+        missing = [n for n in needed if n not in text]
+        c.expect(not missing, f"standards: task {task.id}'s text does not name {', '.join(missing)}")
+    secrets = secret_file_hashes(workload)
+    names = [t.module for t in spec.tasks] + [t.event for t in spec.tasks] + [t.rate_name for t in spec.tasks]
+    for layout in spec.all_layouts(counts or tuple(range(len(st.SURFACES) + 1))):
+        where = f"standards layout {layout.name}"
+        files = spec.layout_files(layout)
+        style = files.get(st.STYLE_FILE)
+        c.expect((style is None) == (layout.standard == "none"), f"{where}: STYLE.md present is wrong")
+        for surface in spec.surfaces:
+            stated = {f for f in st.FORMS if style is not None and surface.rules[f] in st.norm_text(style)}
+            want = {layout.standard_form(surface.id)} - {None}
+            c.expect(stated == want, f"{where}: STYLE.md states {sorted(stated)} for {surface.id}, not {sorted(want)}")
+        for h in spec.existing:
+            got = classify(files[h.module], h)
+            c.expect(got == layout.code_forms(), f"{where}: {h.module} shows {got}, not the code's forms")
+        for rel, text in files.items():
+            c.expect(workload.canary not in text and hashlib.sha256(text.encode()).hexdigest() not in secrets,
+                     f"{where}: {rel} carries hidden content")
+        queue_text = files[st.QUEUE_FILE]
+        c.expect(not [n for n in names if n in queue_text], f"{where}: the sealed queue shows a task's name in clear")
+        _check_queue(c, where, json.loads(queue_text), spec, issuer)
+        with tempfile.TemporaryDirectory(prefix="specsnap-standards-") as tmpdir:
+            tree = Path(tmpdir)
+            shutil.copytree(workload.baseline_dir, tree, dirs_exist_ok=True)
+            st.write_layout(spec, layout, tree)
+            for k, task in enumerate(spec.tasks):  # the issuer hands out task k once the k handlers before it exist
+                number, _, entry = issuer.current(tree)
+                c.expect(number == k + 1 and entry and entry["text"] == spec.issued_text(task, k + 1),
+                         f"{where}: with {k} handler(s) written the issuer gives task {number}, not {k + 1}")
+                (tree / task.module).write_text(st.gold_source(task))
+            c.expect(issuer.current(tree)[2] is None, f"{where}: the issuer does not say the queue is empty at the end")
+            (tree / spec.tasks[0].module).unlink()  # a removed handler is issued again, before any later one
+            c.expect(issuer.current(tree)[0] == 1, f"{where}: a removed first handler is not issued again")
+            for mode in ("follow_standard", "follow_code", "gold"):
+                forms = st.policy_forms(layout, mode)
+                for task in spec.tasks:
+                    (tree / task.module).write_text(st.render(st.handler_pieces(task), forms))
+                report = standards_report(spec, layout, tree)
+                want = st.expected_decisions(spec, layout, {t.id: forms for t in spec.tasks})
+                c.expect(all(report[k] == want[k] for k in st.COMPARED) and not report["sources_modified"],
+                         f"{where}: the {mode} handlers score {[report[k] for k in st.COMPARED]}, their closed "
+                         f"form is {[want[k] for k in st.COMPARED]}")
+
+
+def _check_queue(c: Checks, where: str, queue: dict, spec, issuer) -> None:
+    """Each entry opens with the key chained through the plaintexts before it, and with no other key
+    this queue can give (the first key, or one chained through any other entry)."""
+    key = issuer.first_key(queue["salt"])
+    keys, plains = [], []
+    for box in queue["tasks"]:
+        try:
+            plain = issuer.unseal(box, key)
+        except issuer.QueueError:
+            c.expect(False, f"{where}: entry {len(keys) + 1} does not open in order")
+            return
+        keys.append(key)
+        plains.append(plain)
+        key = issuer.next_key(key, plain)
+    wrong = [issuer.first_key(queue["salt"])] + [issuer.next_key(k, p) for k in keys for p in plains]
+    for n, box in enumerate(queue["tasks"]):
+        opened = []
+        for k in wrong:
+            if k == keys[n]:
+                continue
+            try:
+                issuer.unseal(box, k)
+                opened.append(k)
+            except issuer.QueueError:
+                pass
+        c.expect(not opened, f"{where}: entry {n + 1} opens with a key other than its own")

@@ -14,6 +14,7 @@ from sdcs_bench.sandbox.guard import exempt_patterns, install_guard
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.gitutil import commit_all, init_repo
 from sdcs_bench.sandbox.records import META
+from sdcs_bench.trial.standards import layout_for, write_layout
 from sdcs_bench.trial.workload import Workload
 
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")
@@ -29,11 +30,16 @@ def manifest(root: Path) -> dict[str, str]:
     return out
 
 
-def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
+def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``variant`` matters only to a workload whose baseline it arranges (the standards family's
+    layout: STYLE.md, the existing handlers' forms, the sealed task queue)."""
     dest = dest.resolve()
+    layout = layout_for(workload, variant)  # a bad layout is one error before anything is written
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise SpecSnapError(f"{dest} already exists and is not an empty directory; choose a new --dest")
     shutil.copytree(workload.baseline_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    if layout is not None:
+        write_layout(workload.standards, layout, dest)
     # Generators read the packages where they are imported from (``src/`` in a src layout).
     files = arm.for_workload(workload.id, workload.root).render(dest / workload.import_root, workload.id,
                                                                 list(workload.packages))
@@ -55,6 +61,7 @@ def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
         "notes_file": arm.notes_file,
         "notes_cap_tokens": arm.notes_cap(workload.id),
         "baseline_commit": baseline_commit,
+        **({"standards_layout": layout.settings()} if layout is not None else {}),
         "manifest": manifest(dest),
     }
     (dest / META).write_text(json.dumps(meta, indent=2))

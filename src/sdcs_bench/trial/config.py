@@ -18,6 +18,9 @@ from sdcs_bench.core.errors import SpecSnapError, one_line, unknown
 from sdcs_bench.core.paths import conf_dir, project_root
 
 GROUPS = ("study", "agent", "arm", "workload", "variant")
+# A trial has one variant; a variant may be a composition of variant files joined by this sign
+# (``conflicts_4+polarity_inverted+standard_stale``): one value per axis, merged (docs/coherence.md).
+COMPOSE = "+"
 
 
 def read_yaml(path: Path, what: str = "mapping") -> Any:
@@ -60,8 +63,12 @@ def options(group: str) -> list[str]:
 
 def check_option(group: str, name: str) -> str:
     choices = options(group)
-    if name not in choices:
-        raise unknown(group, name, choices)
+    parts = name.split(COMPOSE) if group == "variant" else [name]
+    for part in parts:
+        if part not in choices:
+            raise unknown(group, part, choices)
+    if len(set(parts)) != len(parts):
+        raise SpecSnapError(f"variant {name!r} names a part twice")
     return name
 
 
@@ -93,12 +100,44 @@ def compose(overrides: list[str] | tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def entity(group: str, name: str) -> dict[str, Any]:
-    """One resolved entity, e.g. ``entity("arm", "State_MD_Only")`` (a fresh copy each call)."""
+    """One resolved entity, e.g. ``entity("arm", "State_MD_Only")`` (a fresh copy each call). A
+    composed variant (``a+b``) is its parts merged: see :func:`compose_variant`."""
     check_option(group, name)
+    if group == "variant" and COMPOSE in name:
+        return compose_variant(name)
     return copy.deepcopy(_entity(group, name))
 
 
 _ENTITIES: dict[tuple[str, str], dict[str, Any]] = {}  # (group, name) -> the resolved entity, composed once
+
+
+def compose_variant(name: str) -> dict[str, Any]:
+    """The variant ``a+b+...``: every part's settings together. Mappings merge key by key; a setting
+    two parts give different values is an error naming both parts (each part sets one axis)."""
+    merged: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+
+    def merge(into: dict[str, Any], data: dict[str, Any], part: str, prefix: str) -> None:
+        for key, value in data.items():
+            where = f"{prefix}{key}"
+            if isinstance(value, dict) and isinstance(into.get(key), dict):
+                merge(into[key], value, part, where + ".")
+            elif key in into and into[key] != value:
+                raise SpecSnapError(f"variant {name!r}: {owner[where]} and {part} both set {where} "
+                                    f"({into[key]!r} and {value!r}); compose at most one value per setting")
+            else:
+                into[key] = copy.deepcopy(value)
+                owner[where] = part
+                if isinstance(value, dict):
+                    for sub in value:
+                        owner[f"{where}.{sub}"] = part
+
+    parts = name.split(COMPOSE)
+    for part in parts:
+        data = {k: v for k, v in _entity("variant", part).items() if k not in ("name", "description")}
+        merge(merged, data, part, "")
+    descriptions = [str(_entity("variant", p).get("description", "")).strip() for p in parts]
+    return {"name": name, "description": " + ".join(d for d in descriptions if d), **merged}
 
 
 def _entity(group: str, name: str) -> dict[str, Any]:

@@ -155,6 +155,8 @@ class Workload:
     wiring_file: str = "baseline/wiring.yaml"
     predictions: tuple[tuple[str, int], ...] = ()  # (arm, bugs predicted resolved before the run)
     hints: tuple[Hint, ...] = ()
+    # The standards family (docs/coherence.md): its surfaces, existing handlers and queued tasks.
+    standards: Any = None  # trial.standards.StandardsSpec
 
     @property
     def is_real_repo(self) -> bool:
@@ -312,9 +314,17 @@ def _parse_workload(root: Path) -> Workload:
     schedule = tuple(_parse_session(root, s) for s in need("schedule"))
     source = SourcePin.from_config(meta["source"], str(meta_path)) if meta.get("source") else None
     raw_reqs = _listed(root, need("requirements"), meta_path, "requirements")
+    standards = None
     if source is not None:
         _check_schema(raw_reqs, _bugs_path(root, meta, meta_path), "#/$defs/bugs")
         requirements = _parse_bugs(root, raw_reqs, meta)
+    elif meta.get("standards"):
+        from sdcs_bench.trial.standards import load_standards, task_requirements
+
+        if not (root / meta["standards"]).is_file():
+            raise SpecSnapError(f"{meta_path}: standards: file {meta['standards']!r} does not exist")
+        standards = load_standards(root / meta["standards"])
+        requirements = task_requirements(root, raw_reqs, standards, meta_path)
     else:
         requirements = _parse_requirements(root, raw_reqs, schedule, meta_path)
     hidden = need("hidden")
@@ -351,6 +361,7 @@ def _parse_workload(root: Path) -> Workload:
         predictions=tuple((str(k), int(v)) for k, v in (meta.get("predicted_resolved") or {}).items()),
         hints=tuple(_parse_hint(root, path, raw, {str(r["id"]) for r in raw_reqs}, meta_path)
                     for path, raw in (meta.get("hints") or {}).items()),
+        standards=standards,
     )
     if source is not None and workload.environment is None:
         raise SpecSnapError(f"{meta_path}: a workload with a source needs 'environment:' (its Python and test pins)")

@@ -1,0 +1,1 @@
+"""Ledgerline payments: event handlers, their rates and errors."""

@@ -1,0 +1,1 @@
+"""One module per event type, each with one handler function: payload (dict) in, response (dict) out."""
