@@ -19,24 +19,34 @@ from sdcs_bench.trial.workload import Workload
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")
 
 
-def manifest(root: Path) -> dict[str, str]:
-    """SHA-256 of every file of the working tree (``.git`` excluded)."""
+def manifest(root: Path, private: tuple[str, ...] = ()) -> dict[str, str]:
+    """SHA-256 of every file of the working tree (``.git`` excluded), except ``private`` files (a
+    coherence workload's secrets: the hash of a small integer's file gives the integer away)."""
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if path.is_file() and rel.parts[0] != ".git":
+        if path.is_file() and rel.parts[0] != ".git" and rel.as_posix() not in private:
             out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
-def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
+def scaffold(workload: Workload, arm: Arm, dest: Path, withhold: tuple[int, str] | None = None) -> dict[str, Any]:
+    """A fresh sandbox. ``withhold`` ``(k, mode)`` takes a coherence workload's secrets away before
+    anything reads the baseline (docs/coherence.md); its record is returned as ``withheld`` and
+    written nowhere in the sandbox."""
     dest = dest.resolve()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise SpecSnapError(f"{dest} already exists and is not an empty directory; choose a new --dest")
     shutil.copytree(workload.baseline_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    withheld = None
+    if withhold is not None:
+        from sdcs_bench.sandbox.withhold import withhold as take_away
+
+        withheld = take_away(workload, dest, *withhold)
     # Generators read the packages where they are imported from (``src/`` in a src layout).
     files = arm.for_workload(workload.id, workload.root).render(dest / workload.import_root, workload.id,
-                                                                list(workload.packages))
+                                                                list(workload.packages),
+                                                                private=workload.private_files)
     for path, text in files.items():
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +65,7 @@ def scaffold(workload: Workload, arm: Arm, dest: Path) -> dict[str, Any]:
         "notes_file": arm.notes_file,
         "notes_cap_tokens": arm.notes_cap(workload.id),
         "baseline_commit": baseline_commit,
-        "manifest": manifest(dest),
+        "manifest": manifest(dest, workload.private_files),
     }
     (dest / META).write_text(json.dumps(meta, indent=2))
-    return meta
+    return {**meta, "withheld": withheld} if withheld is not None else meta
