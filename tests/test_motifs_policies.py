@@ -225,3 +225,21 @@ def test_the_study_is_config(trials):
     assert sorted(variants) == sorted(f"withhold{t}_k{k}_{m}" for t in ("", "_after_cleave") for k in LEVELS
                                       for m in MODES)
     assert cfg["grid"]["agent"] == POLICIES and len(trials[0]) == 120
+
+
+@pytest.mark.slow
+@pytest.mark.pipeline
+def test_the_study_through_snakemake_lands_every_trial_on_its_closed_form(tmp_path):
+    """The whole study as a user runs it (about 10 minutes on 2 cores)."""
+    import pandas as pd
+    from test_pipeline import snakemake
+
+    result = snakemake(tmp_path, "--cores", "2", "--config", "study=coherence_withhold")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    study = tmp_path / "results" / "coherence_withhold"
+    board = pd.read_csv(study / "leaderboard.csv")
+    assert len(board) == 120 and board["matches_expected"].all() and board["invalid"].sum() == 0
+    before = board[board["withhold_when"] == "before session 1"]
+    assert (before["tests_passed"] == before["withheld_k"].map(LINEAR)).all()
+    text = (study / "leaderboard.md").read_text()
+    assert "## Withholding authored facts: tests passed" in text and "reference policy" in text
