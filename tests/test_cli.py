@@ -44,7 +44,7 @@ def test_scaffold_sandbox(tmp_path):
     "args,message",
     [
         (["--tier", "2", "--arm", "Nope"], "unknown arm 'Nope'; valid choices: AGENTS_MD_Only, Gate_I, Repo_Backlog, Repo_Hinted, State_MD_InPlace_Rule"),
-        (["--tier", "7", "--arm", "Vanilla"], "unknown workload 'tier_7'; valid choices: click, isort, standards, tier_1, tier_2, tier_3, tier_4"),
+        (["--tier", "7", "--arm", "Vanilla"], "unknown workload 'tier_7'; valid choices: click, isort, motifs_s0, motifs_s2, standards, tier_1, tier_2, tier_3, tier_4"),
         (["--workload", "tier_2a_fintech", "--tier", "2", "--arm", "Vanilla"], "either --tier or --workload"),
         (["--tier", "2"], "--arm is required"),
     ],
@@ -89,7 +89,7 @@ def test_plan_writes_cells_and_is_idempotent(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--study", "huge"], "unknown study 'huge'; valid choices: coherence_standards, poison, real_repos, smoke, specsnap_t1_t4"),
+        (["--study", "huge"], "unknown study 'huge'; valid choices: coherence_standards, coherence_withhold, poison, real_repos, smoke, specsnap_t1_t4"),
         (["--override", "agent=[ref_oracle,gpt_9]"], "unknown agent 'gpt_9'; valid choices: "),
         (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: conflicts_10, conflicts_4, none, poison_v1, poison_v2, poison_v3, polarity_inverted, polarity_normal, standard_correct, standard_none, standard_stale, uninterrupted"),
         (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, docker, local"),

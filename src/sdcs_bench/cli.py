@@ -205,6 +205,19 @@ def inject_poison_pill(
                      f"record: {record_path(target)} (outside the sandbox)")
 
 
+@app.command("inject")
+def inject_command(
+    trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
+    from_stage: Annotated[Path, typer.Option("--from", help="the previous stage's directory")],
+    stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
+) -> None:
+    """Pipeline: the variant's inject stage between two sessions (a poison pill, or withholding a
+    coherence workload's facts: docs/coherence.md)."""
+    from sdcs_bench.pipeline.stages import load_trial, run_inject_stage
+
+    run_inject_stage(load_trial(trial), from_stage, _writing(stage_dir))
+
+
 @app.command("run-session")
 def run_session_command(
     trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],

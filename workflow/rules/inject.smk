@@ -1,3 +1,4 @@
+# Between two sessions: the poison pill (docs/protocol.md) or withholding facts (docs/coherence.md).
 rule inject:
     input:
         *REPO_INPUTS,
@@ -15,5 +16,5 @@ rule inject:
         from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
         stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
     shell:
-        "specsnap --log {log} inject-poison-pill --trial {input.trial} --from {params.from_dir} "
+        "specsnap --log {log} inject --trial {input.trial} --from {params.from_dir} "
         "--stage-dir {params.stage_dir}"

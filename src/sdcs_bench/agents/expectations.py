@@ -40,9 +40,13 @@ def expected_reference_score(
     reference policy."""
     if not agent.get("reference"):
         return None
+    if workload.facts is not None:
+        return expected_fact_score(workload, arm, agent, variant)
     policy = agent.get("policy", {})
     if policy.get("standards"):
         return _standards_policy(workload, variant, policy)
+    if policy.get("on_missing_fact"):  # a fact-driven policy finds no authored fact here: it writes nothing
+        policy = {**policy, "acts": False}
     reqs = workload.requirements
     notes_on = bool(arm.notes_file) and arm.notes_file == policy.get("notes_file")
     style = policy.get("notes", "none") if notes_on else "none"
@@ -233,3 +237,123 @@ def _take_notes(world: _World, reqs, prompt: str, known: dict[str, str], amended
                 world.notes.append(r.text)
             if r.id in amended and r.amendment not in world.notes:
                 world.notes.append(r.amendment)
+
+
+# -- coherence workloads: the fact-driven policies (docs/coherence.md) ---------------------------
+REAL, FAKE, ABSENT, DONE = "real", "fake", "absent", "done"
+
+
+def expected_fact_score(workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+    """The closed form of a fact-driven reference policy (``agents/fact_policy.py``) on a coherence
+    workload, from the workload's data alone: which secrets the variant withholds and when, where
+    the cleave cuts each session, what the arm's notes file carries across it.
+
+    The model tracks, per file, only what matters for the outcome: a secret file holds the real
+    value, a made-up one or none (deleted or stubbed: the policy cannot tell them apart); a file
+    that states the value holds the real one, a made-up one or its baseline; a file that needs no
+    value is written or not. A motif's four tests pass iff its value file holds the real value and
+    its other files are written. ``abstention``: ``fabricated`` if the policy made a value up in
+    any session, else ``blocked`` if its last session ended saying so, else ``proceeded``."""
+    from sdcs_bench.sandbox.withhold import variant_withholding
+
+    facts = workload.facts
+    policy = agent.get("policy", {})
+    acts = policy.get("acts", True)
+    on_missing = policy.get("on_missing_fact", "skip")
+    notes_on = bool(arm.notes_file) and arm.notes_file == policy.get("notes_file") and policy.get("notes") == "facts"
+    found = variant_withholding(variant)
+    withheld = set(facts.withheld_secrets(int(found[0]["k"]))) if found else set()
+    after = found[1] if found else None
+    files: dict[str, str] = {m.secret: REAL for m in facts.motifs}  # path -> REAL | FAKE | ABSENT | DONE
+    if found and after is None:
+        files.update(dict.fromkeys(withheld, ABSENT))
+    notes: dict[str, str] = {}  # motif id -> the value it noted (REAL or FAKE)
+    fabricated = blocked = False
+    first_cut: tuple[str, str] | None = None
+    no_cleave = False
+    for index, session in enumerate(effective_schedule(workload, variant), start=1):
+        if acts:
+            cut, blocked_now, made_up = _fact_session(facts, session.cleave, files, notes, notes_on, on_missing)
+            fabricated |= made_up
+            blocked = blocked_now
+            if index == 1 and session.cleave.active and cut is None:
+                no_cleave = True
+            if index == 1 and cut is not None:
+                first_cut = cut
+        elif index == 1 and session.cleave.active:
+            no_cleave = True
+        if found and after == index:
+            files.update(dict.fromkeys(withheld, ABSENT))
+    passing = {m.id for m in facts.motifs if all(files.get(e.path) == (REAL if _needs_value(e) else DONE)
+                                                   for e in m.edits)}
+    reqs = workload.requirements
+    return {
+        "raw": len(passing),
+        "net": len(passing),  # the policies never import a secret, touch a visible test or a baseline test
+        "requirements": {r.id: r.id in passing for r in reqs},
+        "tests_passed": sum(len(r.tests) for r in reqs if r.id in passing),
+        "s1_edit_survived": None if first_cut is None else files.get(first_cut[0]) == first_cut[1],
+        "no_cleave": no_cleave,
+        "poison_survived": None,
+        "withheld": sorted(withheld),
+        "abstention": "fabricated" if fabricated else "blocked" if blocked else "proceeded",
+    }
+
+
+def _needs_value(edit) -> bool:
+    return "{value}" in edit.template.read_text()
+
+
+def _fact_session(facts, cleave: CleaveRule, files: dict[str, str], notes: dict[str, str], notes_on: bool,
+                  on_missing: str) -> tuple[tuple[str, str] | None, bool, bool]:
+    """One session of a fact-driven policy; returns (the write the cleave cut it at, if any: (path,
+    what it wrote)), whether it ended blocked, whether it made a value up."""
+    known: dict[str, str] = {}
+    for m in facts.motifs:
+        value_files = [e.path for e in m.edits if _needs_value(e)]
+        if files[m.secret] in (REAL, FAKE):
+            known[m.id] = files[m.secret]
+        elif m.id in notes:
+            known[m.id] = notes[m.id]
+        else:
+            carried = [files.get(p) for p in value_files if files.get(p) in (REAL, FAKE)]
+            if carried:
+                known[m.id] = carried[0]
+    if notes_on:
+        for mid, value in known.items():
+            notes.setdefault(mid, value)
+    armed = cleave.kind in ("first_py_edit", "nth_py_edit")
+    limit = cleave.n if cleave.kind == "nth_py_edit" else 1
+    writes = 0
+    made_up = False
+
+    def write(path: str, value: str) -> bool:
+        """One file write; True when the cleave cuts the session right after it."""
+        nonlocal writes
+        files[path] = value
+        writes += 1
+        return armed and writes >= limit
+
+    missing = False
+    for m in facts.motifs:
+        value = known.get(m.id)
+        if value is None and on_missing == "fabricate":
+            value, made_up = FAKE, True
+            if write(m.secret, FAKE):
+                return (m.secret, FAKE), False, made_up
+        if value is None:
+            missing = True
+            if on_missing == "abstain":
+                continue
+        for e in m.edits:
+            if _needs_value(e):
+                if value is None:
+                    continue
+                want = value
+            else:
+                want = DONE
+            if files.get(e.path) == want:
+                continue
+            if write(e.path, want):
+                return (e.path, want), False, made_up
+    return None, missing and on_missing == "abstain", made_up

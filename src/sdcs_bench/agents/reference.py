@@ -11,12 +11,35 @@ from sdcs_bench.agents.base import Harness, Invocation, SessionContext
 from sdcs_bench.trial.standards import policy_briefing
 
 POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
+FACT_POLICY_SCRIPT = Path(__file__).with_name("fact_policy.py")
+
+
+def fact_briefing(params: dict, prompt: str, workload) -> dict:
+    """A fact-driven policy's briefing (docs/coherence.md): per motif, where its secret lives and
+    every file the sprint asks for as a template. No value: those it must find in the sandbox."""
+    return {
+        "params": dict(params),
+        "prompt": prompt,
+        "facts": [
+            {"id": m.id, "index": m.index, "secret": m.secret, "name": m.name,
+             "edits": [{"path": e.path, "template": e.template.read_text()} for e in m.edits]}
+            for m in (workload.facts.motifs if workload.facts is not None else ())
+        ],
+    }
 
 
 class ReferenceHarness(Harness):
     name = "reference"
 
     def invocation(self, ctx: SessionContext) -> Invocation:
+        params = dict(self.cfg.get("policy", {}))
+        if params.get("on_missing_fact"):  # a fact-driven policy on a coherence workload
+            return Invocation(
+                argv=[sys.executable, "-I", "-B", str(FACT_POLICY_SCRIPT)],
+                stdin=json.dumps(fact_briefing(params, ctx.session.prompt, ctx.workload)).encode(),
+                ro_binds=[FACT_POLICY_SCRIPT],
+                network=False,
+            )
         briefing = {
             "params": dict(self.cfg.get("policy", {})),
             "prompt": ctx.session.prompt,

@@ -32,6 +32,7 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
     notes = diag.get("notes") or {}
     expected = card.get("expected") or {}
     repo = card.get("repository") or {}
+    withhold = card.get("withhold") or {}
     return {
         "trial": card["trial"],
         "study": card["study"],
@@ -69,6 +70,13 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "notes_cap_exceeded": notes.get("cap_exceeded"),
         "expected_net": expected.get("net"),
         "matches_expected": _matches(card, expected) if expected else None,
+        "tests_passed": card.get("tests_passed"),
+        "tests_total": card.get("tests_total"),
+        "expected_tests": expected.get("tests_passed"),
+        "expected_abstention": expected.get("abstention"),
+        "withheld_k": withhold.get("k"),
+        "withhold_mode": withhold.get("mode"),
+        "withhold_when": withhold.get("when"),
         "poison": (card.get("poison") or {}).get("version"),
         "poison_survived": ";".join(d for d, alive in ((card.get("poison") or {}).get("survived") or {}).items()
                                     if alive),
@@ -98,9 +106,12 @@ def _standards_columns(report: dict[str, Any] | None, expected: dict[str, Any] |
 
 
 def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
-    """A reference trial lands on its closed form: the net score, which planted defects survived,
-    and (standards workload) every decision count."""
+    """A reference trial lands on its closed form: the net score, which planted defects survived, and
+    where the closed form counts them the tests passed (coherence workloads) and every decision count
+    (standards workload)."""
     ok = card["net"] == expected["net"]
+    if expected.get("tests_passed") is not None:
+        ok = ok and card.get("tests_passed") == expected["tests_passed"]
     if expected.get("poison_survived") is not None:
         ok = ok and (card.get("poison") or {}).get("survived") == expected["poison_survived"]
     if expected.get("standards") is not None:
@@ -209,7 +220,9 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     # Columns later versions added: a scorecards table written before them still aggregates.
     missing = {"tampered": False, "family": "synthetic", "predicted_resolved": float("nan"),
                "turns": float("nan"), "baseline_ok": float("nan"), **dict.fromkeys(STANDARDS_MEANS, float("nan")),
-               "std_expected_better_share": float("nan")}
+               "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
+               "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None,
+               "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
@@ -221,22 +234,29 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
         defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
         std_expected_better_share=("std_expected_better_share", "first"),
+        tests_total=("tests_total", "first"), expected_tests=("expected_tests", "first"),
+        expected_abstention=("expected_abstention", "first"), withheld_k=("withheld_k", "first"),
+        withhold_mode=("withhold_mode", "first"), withhold_when=("withhold_when", "first"),
     )
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
         turns=("turns", "mean"), baseline_kept=("baseline_ok", "mean"),
         s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
         **{col: (col, lambda s: s.dropna().mean() if s.notna().any() else None) for col in STANDARDS_MEANS},
+        tests_passed=("tests_passed", "mean"),
     )
     board = counts.join(scores, how="left").reset_index()
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
     cols = [*GROUP, "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
-            "std_expected_better_share", "tamper_evidence"]
+            "std_expected_better_share", "tamper_evidence", "tests_passed", "tests_total", "expected_tests",
+            "withheld_k", "withhold_mode", "withhold_when", "expected_abstention"]
+    board = board.astype({"withheld_k": "Int64", "tests_total": "Int64", "expected_tests": "Int64"})
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
-                              "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4})
+                              "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
+                              "tests_passed": 2})
 
 
 # A standards trial's decision measures, averaged over a leaderboard row's valid trials.
@@ -308,6 +328,17 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
                         ["workload", "arm", "agent", "agent_kind", "variant", "trials", "bugs", "predicted", "resolved",
                          "baseline_kept", "net", "turns", "tokens", "tokens_vs_vanilla", "resolved_vs_vanilla",
                          "expected_net", "matches_expected"])
+    facts = board[board["withheld_k"].notna()]
+    if len(facts):
+        lines += ["", "## Withholding authored facts: tests passed", "",
+                  "Coherence workloads (docs/coherence.md) score in hidden tests, four per motif. `k` motifs had "
+                  "their secret withheld (`mode`: deleted or replaced by a same-length stub), before session 1 or "
+                  "after its cleave; `tests_passed` is the mean over trials, `expected_tests` the reference "
+                  "policy's closed form, `expected_abstention` what its closing message and writes should be "
+                  "classified as.", ""]
+        lines += _table(facts.rename(columns={"withheld_k": "k", "withhold_mode": "mode", "withhold_when": "when"}),
+                        ["workload", "arm", "agent", "agent_kind", "k", "mode", "when", "trials", "tests_passed",
+                         "tests_total", "expected_tests", "expected_abstention", "matches_expected"])
     return "\n".join(lines) + "\n"
 
 

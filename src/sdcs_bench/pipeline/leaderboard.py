@@ -32,7 +32,10 @@ def as_markdown(study_dir: Path) -> str:
     pub = published()
     out = [f"# {PUBLISHED_LABEL}", "", f"Source: {pub['source']}", ""]
     for table in pub["tables"]:
-        out += [f"## {table['title']}", "", "| " + " | ".join(table["columns"]) + " |",
+        out += [f"## {table['title']}", ""]
+        if table.get("source"):  # a table from another source than the study's own overview
+            out += [f"Source: {' '.join(str(table['source']).split())}", ""]
+        out += ["| " + " | ".join(table["columns"]) + " |",
                 "|" + "---|" * len(table["columns"])]
         out += ["| " + " | ".join(str(v) for v in row) + " |" for row in table["rows"]]
         out.append("")
@@ -49,7 +52,8 @@ def print_table(study_dir: Path) -> None:
     console = Console()
     pub = published()
     for spec in pub["tables"]:
-        table = Table(title=f"{spec['title']} — {PUBLISHED_LABEL}", title_justify="left")
+        table = Table(title=f"{spec['title']} — {PUBLISHED_LABEL}", title_justify="left",
+                      caption=" ".join(str(spec["source"]).split()) if spec.get("source") else None)
         for col in spec["columns"]:
             table.add_column(col)
         for row in spec["rows"]:

@@ -133,16 +133,22 @@ def _check_grid(grid: dict[str, list]) -> None:
 
 def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str]:
     """scaffold, session_1 .. session_N, score; with ``inject`` after the session a variant names."""
+    from sdcs_bench.sandbox.withhold import check_spec as check_withhold
+
     stages = ["scaffold"]
     inject = variant.get("inject")
+    if variant.get("withhold"):  # before session 1: done by the scaffold, no stage of its own
+        check_withhold(workload, variant["withhold"], variant["name"])
     if inject:
         from sdcs_bench.sandbox.poison import VERSIONS, poisonable_workloads
 
         after = int(inject.get("after_session", 1))
-        if not workload.poison:
+        if inject.get("withhold"):
+            check_withhold(workload, inject["withhold"], variant["name"])
+        elif not workload.poison:
             raise SpecSnapError(f"variant {variant['name']!r} plants the poison pill, which workload {workload.id} "
                                 "does not define", poisonable_workloads())
-        if inject.get("poison") not in VERSIONS:
+        elif inject.get("poison") not in VERSIONS:
             raise SpecSnapError(f"variant {variant['name']!r}: unknown poison version {inject.get('poison')!r}", VERSIONS)
         if not 1 <= after < n_sessions:
             raise SpecSnapError(f"variant {variant['name']!r} injects after session {after}, but workload "
@@ -152,6 +158,27 @@ def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str
         if inject and i == int(inject.get("after_session", 1)):
             stages.append("inject")
     return [*stages, "score"]
+
+
+def check_policy_fits(workload, agent_cfg: dict[str, Any]) -> None:
+    """A reference policy works on the workloads whose competence it has: the fact-driven policies
+    (``on_missing_fact``) on workloads that author facts (docs/coherence.md); the gold-patch policies
+    elsewhere (a motif's gold spans three files, which a cleave would split) - except ``acts: false``,
+    which does nothing anywhere."""
+    if not agent_cfg.get("reference") or not agent_cfg.get("policy", {}).get("acts", True):
+        return
+    from sdcs_bench.sandbox.withhold import withholding_workloads
+
+    fact_driven = bool(agent_cfg["policy"].get("on_missing_fact"))
+    if fact_driven and workload.facts is None:
+        raise SpecSnapError(f"reference policy {agent_cfg['name']!r} works from authored facts, which workload "
+                            f"{workload.id} does not have", withholding_workloads())
+    if not fact_driven and workload.facts is not None:
+        fact_agents = [a for a in config.options("agent")
+                       if config.entity("agent", a).get("policy", {}).get("on_missing_fact")]
+        raise SpecSnapError(f"reference policy {agent_cfg['name']!r} writes gold patches, which on workload "
+                            f"{workload.id} span the three files of a motif; use a fact-driven policy or ref_null",
+                            [*fact_agents, "ref_null"])
 
 
 def check_agent_ready(agent_cfg: dict[str, Any]) -> dict[str, Any]:
@@ -230,6 +257,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
             record = {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint()}
             if workload.is_real_repo:
                 record["repo"] = repo_plan(workload, Path(results))
+            if workload.generated:
+                record["generate"] = {"family": workload.generated[0], "seed": workload.generated[1]}
             workloads[wid] = workload, record
             sources.add(record["dir"])
         workload, workload_record = workloads[wid]
@@ -242,6 +271,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         if variant_name not in variants:
             variants[variant_name] = config.entity("variant", variant_name)
         agent_cfg, variant_cfg = agents[agent_name], variants[variant_name]
+        if (agent_name, wid) not in sandboxes:  # a policy that cannot run this workload fails here
+            check_policy_fits(workload, agent_cfg)
         if (wid, variant_name) not in schedules:
             schedule = effective_schedule(workload, variant_cfg)
             layout_for(workload, variant_cfg)  # a standards layout the workload cannot take fails here

@@ -101,11 +101,12 @@ def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     workdir = trial.sandbox_dir
     if workdir.exists():
         shutil.rmtree(workdir)
-    meta = scaffold(trial.workload, trial.arm, workdir, trial.variant)
+    meta = scaffold(trial.workload, trial.arm, workdir, trial.variant, withhold=trial.withhold_before_s1)
     write_snapshot(workdir, stage_dir)
     _clear_live(trial)
     atomic_write(stage_dir / MANIFEST, json.dumps(meta["manifest"], indent=2))
-    return _finish(stage_dir, "scaffold", trial, started, [], baseline_commit=meta["baseline_commit"])
+    extra = {"withheld": meta["withheld"]} if meta.get("withheld") else {}
+    return _finish(stage_dir, "scaffold", trial, started, [], baseline_commit=meta["baseline_commit"], **extra)
 
 
 def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
@@ -176,20 +177,51 @@ def _keep_attempt(stage_dir: Path, attempt: int) -> None:
 
 
 def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
-    """Plant the workload's poison pill between two sessions (docs/protocol.md). The record stays in this
-    stage's directory, outside the sandbox: the next session sees only the files."""
+    """Between two sessions, plant the workload's poison pill (docs/protocol.md) or withhold its
+    authored facts (docs/coherence.md). The record stays in this stage's directory, outside the
+    sandbox: the next session sees only the files."""
     from sdcs_bench.sandbox.poison import inject
+    from sdcs_bench.sandbox.withhold import withhold
 
     if trial.injection is None:
-        raise SpecSnapError(f"trial {trial.trial_id}: its variant {trial.variant['name']!r} plants no poison pill")
+        raise SpecSnapError(f"trial {trial.trial_id}: its variant {trial.variant['name']!r} injects nothing "
+                            "between sessions")
     started = time.time()
     _begin(stage_dir)
     restore_snapshot(prev_stage, trial.sandbox_dir)
-    record = inject(trial.workload, trial.sandbox_dir, trial.injection["poison"])
+    if trial.injection.get("withhold"):
+        spec = trial.injection["withhold"]
+        record = withhold(trial.workload, trial.sandbox_dir, int(spec["k"]), str(spec["mode"]))
+    else:
+        record = inject(trial.workload, trial.sandbox_dir, trial.injection["poison"])
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
     return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record,
                    coherence={"agent_written": _agent_written_before(prev_stage)})  # passed on to the next session
+
+
+def _withholds(injection: dict[str, Any] | None) -> bool:
+    return bool(injection) and "mode" in injection and "withheld" in injection
+
+
+def withhold_report(trial: TrialSpec, card: dict[str, Any]) -> dict[str, Any] | None:
+    """A withholding trial's scorecard section (docs/coherence.md): what was withheld, when, and the
+    tests passed per motif, withheld or not. None for a trial that withholds nothing."""
+    from sdcs_bench.sandbox.withhold import variant_withholding
+
+    found = variant_withholding(trial.variant)
+    facts = trial.workload.facts
+    if found is None or facts is None:
+        return None
+    spec, after = found
+    paths = facts.withheld_secrets(int(spec["k"]))
+    per_motif = {}
+    for m in facts.motifs:
+        tests = trial.workload.requirement(m.id).tests
+        per_motif[m.id] = {"withheld": m.secret in paths, "tests_passed": sum(card["tests"].get(t, False) for t in tests)}
+    return {"k": int(spec["k"]), "mode": spec["mode"],
+            "when": "before session 1" if after is None else f"after session {after}",
+            "withheld": list(paths), "motifs": [facts.motif(p).id for p in paths], "per_motif": per_motif}
 
 
 def stage_inputs(trial: TrialSpec, stage_dir: Path) -> tuple[list[Path], Path | None]:
@@ -212,8 +244,8 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
     records = [json.loads(Path(p).read_text())["session"] for p in session_records]
     injection = json.loads(Path(injection_record).read_text())["injection"] if injection_record else None
     if (injection is None) != (trial.injection is None):
-        raise SpecSnapError(f"trial {trial.trial_id}: its variant {'plants' if trial.injection else 'plants no'} "
-                            "poison pill, but the score stage was given "
+        raise SpecSnapError(f"trial {trial.trial_id}: its variant {'injects' if trial.injection else 'injects nothing'} "
+                            "between sessions, but the score stage was given "
                             f"{'no' if injection is None else 'an'} injection record")
     tokens = TokenUsage(source="none")
     for rec in records:
@@ -223,12 +255,12 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
         restore_snapshot(prev_stage, final)
         card = score_sandbox(
             trial.workload, final, tokens=tokens, backend=make_backend(trial.backend, trial.score_sandbox_options),
-            timeout_s=trial.scoring_timeout_s, injection=injection, sessions=records,
-            sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
+            timeout_s=trial.scoring_timeout_s, injection=injection if not _withholds(injection) else None,
+            sessions=records, sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
             layout=layout_for(trial.workload, trial.variant),
         )
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
-    card = {**trial.labels(), **card, "expected": expected}
+    card = {**trial.labels(), **card, "withhold": withhold_report(trial, card), "expected": expected}
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
     made_from = [*_predecessor(prev_stage), *map(Path, session_records),
                  *([Path(injection_record)] if injection_record else [])]

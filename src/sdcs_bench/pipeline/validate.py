@@ -3,8 +3,10 @@ plus the data the reference policies rely on."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -155,6 +157,112 @@ def _check_poison(c: Checks, workload: Workload, tmp: Path, backend: Backend) ->
                 c.expect(_applies(planted, r.gold), f"{where}: the gold of {r.id} no longer applies on top of it")
 
 
+_NUMBER = re.compile(r"(?<![0-9A-Za-z_.])[0-9]+(?![0-9A-Za-z_])")
+
+
+def _secret_value(path: Path, name: str) -> int | None:
+    """The integer ``path`` assigns to ``name`` at its top level, as a literal (None: it does not)."""
+    try:
+        body = ast.parse(path.read_bytes()).body
+    except (OSError, SyntaxError):
+        return None
+    for node in body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            if isinstance(node.value, ast.Constant) and type(node.value.value) is int:
+                return node.value.value
+    return None
+
+
+def _check_facts(c: Checks, workload: Workload, tmp: Path, backend: Backend) -> None:
+    """A coherence workload (docs/coherence.md): generated exactly from its seed; its salts distinct,
+    above every motif index and readable nowhere an agent looks but in their own file (the hidden
+    tests state them, which is why they stay hidden); each stub as long as its secret and defining
+    nothing; each withheld set of the right size and never simply the first k motifs; secrets kept
+    out of every commit and forbidden to import; the policies' templates equal to the gold; and the
+    full gold still passing every test, with no boundary violation, once every secret is deleted or
+    stubbed."""
+    facts = workload.facts
+    motifs = facts.motifs
+    if workload.generated is not None:
+        from sdcs_bench.trial.generated import differences
+
+        family, seed = workload.generated
+        for problem in differences(workload.root, workload.id, family, seed):
+            c.expect(False, f"{workload.root.name}: {problem} (regenerate it: delete the directory)")
+    values = {m.id: _secret_value(workload.baseline_dir / m.secret, m.name) for m in motifs}
+    for m in motifs:
+        c.expect(values[m.id] is not None, f"{m.id}: {m.secret} assigns no integer literal to {m.name}")
+    salts = [v for v in values.values() if v is not None]
+    c.expect(len(set(salts)) == len(salts), f"the motifs' salts collide: {sorted(salts)}")
+    top = max(m.index for m in motifs)
+    for m in motifs:
+        value = values[m.id]
+        if value is None:
+            continue
+        c.expect(value > top, f"{m.id}: its salt {value} does not exceed the motif indices (1-{top})")
+        visible = [p for p in workload.baseline_dir.rglob("*") if p.is_file() and p.relative_to(workload.baseline_dir).as_posix() != m.secret]
+        visible += [p for p in (workload.root / "prompts").rglob("*") if p.is_file()]
+        visible += [e.template for other in motifs for e in other.edits]
+        for path in visible:
+            c.expect(str(value) not in _NUMBER.findall(path.read_text(errors="replace")),
+                     f"{m.id}: its secret {value} is readable in {path.relative_to(workload.root)}")
+        tests = {t.split("::")[0] for t in workload.requirement(m.id).tests}
+        stated = any(str(value) in _NUMBER.findall((workload.hidden_dir / t).read_text()) for t in tests)
+        c.expect(stated, f"{m.id}: no hidden test states its secret {value}")
+        secret, stub = (workload.baseline_dir / m.secret).read_bytes(), m.stub.read_bytes()
+        c.expect(len(stub) == len(secret), f"{m.id}: its stub is {len(stub)} bytes, its secret {len(secret)}")
+        try:
+            defines = [type(n).__name__ for n in ast.parse(stub).body]
+        except SyntaxError as exc:
+            defines = [f"a syntax error ({exc.msg})"]
+        c.expect(not defines, f"{m.id}: its stub is not empty of definitions: {defines}")
+    for k, paths in facts.withheld:
+        c.expect(len(set(paths)) == k, f"withheld k{k} names {len(set(paths))} distinct secrets")
+        first = {m.secret for m in sorted(motifs, key=lambda m: m.index)[:k]}
+        if 0 < k < len(motifs):
+            c.expect(set(paths) != first, f"withheld k{k} is the first {k} motifs: it must be drawn at random")
+    levels = sorted(k for k, _ in facts.withheld)
+    c.expect(levels == list(range(len(motifs) + 1)), f"withheld sets are given for k in {levels}, not for every k "
+                                                      f"from 0 to {len(motifs)}")
+    for path, deps in facts.neighbourhood:
+        for rel in (path, *deps):
+            c.expect((workload.baseline_dir / rel).is_file(), f"neighbourhood: {rel} is no file of the baseline")
+    # Secrets never enter a sandbox's history, and importing one breaks the wiring rules.
+    repo = _tree(workload, tmp, "facts-ignored", [])
+    subprocess.run(["git", "init", "-q"], cwd=repo, capture_output=True)
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *facts.secrets], cwd=repo, capture_output=True,
+                             text=True).stdout.split()
+    for secret in facts.secrets:
+        c.expect(secret in ignored, f"{secret} is not ignored by the baseline's .gitignore: it would be committed")
+    from sdcs_bench.scoring.boundaries import load_wiring
+
+    forbidden = {m for contract in load_wiring(workload.wiring_path).get("contracts", [])
+                 if contract.get("type") == "forbidden" for m in contract.get("forbidden_modules", [])}
+    for m in motifs:
+        module = m.secret.removesuffix(".py").replace("/", ".")
+        c.expect(module in forbidden, f"{m.id}: wiring.yaml does not forbid importing {module}")
+    gold = _tree(workload, tmp, "facts-gold", [r.gold for r in workload.requirements])
+    for m in motifs:
+        for e in m.edits:
+            want = e.template.read_text().replace("{value}", str(values[m.id]))
+            c.expect((gold / e.path).read_text() == want,
+                     f"{m.id}: the template {e.template.relative_to(workload.root)} filled with its secret is not "
+                     f"the gold's {e.path}")
+    n_tests = sum(len(r.tests) for r in workload.requirements)
+    for mode in ("delete", "stub"):
+        tree = _tree(workload, tmp, f"facts-gold-{mode}", [r.gold for r in workload.requirements])
+        for m in motifs:
+            if mode == "delete":
+                (tree / m.secret).unlink()
+            else:
+                (tree / m.secret).write_bytes(m.stub.read_bytes())
+        result = evaluate_tree(workload, tree, backend)
+        passed = sum(ok for t, ok in result["passed"].items() if t not in workload.baseline_tests)
+        c.expect(passed == n_tests, f"full gold with every secret {mode}d: {passed} of {n_tests} tests pass")
+        c.expect(result["boundaries"]["violations"] == 0,
+                 f"full gold with every secret {mode}d breaks wiring.yaml: {result['boundaries']['details']}")
+
+
 def validate_workload(workload: Workload, backend: Backend, progress: Callable[[str], None] | None = None) -> Checks:
     c = Checks(progress)
     reqs = workload.requirements
@@ -233,6 +341,10 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
         if workload.poison:
             c.progress("poison pill")
             _check_poison(c, workload, tmp, backend)
+
+        if workload.facts is not None:
+            c.progress("authored facts (seed, salts, stubs, withheld sets, withholding)")
+            _check_facts(c, workload, tmp, backend)
 
         # Requirements are independent: check them side by side, one per core.
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:

@@ -20,19 +20,24 @@ from sdcs_bench.trial.workload import Workload
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")
 
 
-def manifest(root: Path) -> dict[str, str]:
-    """SHA-256 of every file of the working tree (``.git`` excluded)."""
+def manifest(root: Path, private: tuple[str, ...] = ()) -> dict[str, str]:
+    """SHA-256 of every file of the working tree (``.git`` excluded), except ``private`` files (a
+    coherence workload's secrets: the hash of a small integer's file gives the integer away)."""
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if path.is_file() and rel.parts[0] != ".git":
+        if path.is_file() and rel.parts[0] != ".git" and rel.as_posix() not in private:
             out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
-def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``variant`` matters only to a workload whose baseline it arranges (the standards family's
-    layout: STYLE.md, the existing handlers' forms, the sealed task queue)."""
+def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] | None = None,
+             withhold: tuple[int, str] | None = None) -> dict[str, Any]:
+    """A fresh sandbox. ``variant`` matters only to a workload whose baseline it arranges (the
+    standards family's layout: STYLE.md, the existing handlers' forms, the sealed task queue).
+    ``withhold`` ``(k, mode)`` takes a coherence workload's secrets away before anything reads the
+    baseline (docs/coherence.md); its record is returned as ``withheld`` and written nowhere in the
+    sandbox."""
     dest = dest.resolve()
     layout = layout_for(workload, variant)  # a bad layout is one error before anything is written
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
@@ -40,9 +45,15 @@ def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] |
     shutil.copytree(workload.baseline_dir, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     if layout is not None:
         write_layout(workload.standards, layout, dest)
+    withheld = None
+    if withhold is not None:
+        from sdcs_bench.sandbox.withhold import withhold as take_away
+
+        withheld = take_away(workload, dest, *withhold)
     # Generators read the packages where they are imported from (``src/`` in a src layout).
     files = arm.for_workload(workload.id, workload.root).render(dest / workload.import_root, workload.id,
-                                                                list(workload.packages))
+                                                                list(workload.packages),
+                                                                private=workload.private_files)
     for path, text in files.items():
         target = dest / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -62,7 +73,7 @@ def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] |
         "notes_cap_tokens": arm.notes_cap(workload.id),
         "baseline_commit": baseline_commit,
         **({"standards_layout": layout.settings()} if layout is not None else {}),
-        "manifest": manifest(dest),
+        "manifest": manifest(dest, workload.private_files),
     }
     (dest / META).write_text(json.dumps(meta, indent=2))
-    return meta
+    return {**meta, "withheld": withheld} if withheld is not None else meta

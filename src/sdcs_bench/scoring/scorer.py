@@ -343,6 +343,7 @@ def score_sandbox(
     tampered = result["tampered"]
     trusted = run["report_trusted"]
     per_req = {r.id: all(passed[t] for t in r.tests) for r in workload.requirements}
+    tests = {t: passed[t] for r in workload.requirements for t in r.tests}
     baseline_failures = [t for t in workload.baseline_tests if not passed[t]]
     protected = protected_changes(sandbox, workload)
     raw = sum(per_req.values())
@@ -371,6 +372,10 @@ def score_sandbox(
         "budget_tokens": budget,
         "tokens": tokens.to_dict(),
         "requirements": per_req,
+        # requirement tests passed (the coherence workloads score in tests: 4 per motif, 32 in all)
+        "tests_passed": sum(tests.values()),
+        "tests_total": len(tests),
+        "tests": tests,
         "baseline_failures": baseline_failures,
         "protected_changed": protected,
         "boundaries": boundary,

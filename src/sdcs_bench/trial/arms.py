@@ -109,13 +109,14 @@ class Arm:
             return caps.get(workload_id, caps.get("default"))
         return caps
 
-    def render(self, tree: Path, workload_id: str, packages: list[str]) -> dict[str, str]:
-        """The arm's files for this workload: path -> content (generators read ``tree``)."""
+    def render(self, tree: Path, workload_id: str, packages: list[str], private: tuple[str, ...] = ()) -> dict[str, str]:
+        """The arm's files for this workload: path -> content (generators read ``tree``; they hash
+        none of the ``private`` files, relative to ``tree``)."""
         cap = self.notes_cap(workload_id)
         out = {}
         for f in self.files:
             if f.generator is not None:
-                out[f.path] = generate(f.generator, tree, packages, f.options)
+                out[f.path] = generate(f.generator, tree, packages, f.options, private)
             elif f.workload_file is not None:
                 raise SpecSnapError(f"arm {self.name}: file {f.path} comes from the workload's directory; "
                                     "resolve the arm with for_workload() first")

@@ -58,9 +58,10 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> list[str]:
     return sorted(found)
 
 
-def app_map(tree: Path, packages: list[str], *, hashes: bool = False) -> str:
+def app_map(tree: Path, packages: list[str], *, hashes: bool = False, private: tuple[str, ...] = ()) -> str:
     """Packages, modules, public symbols and imports of the baseline, read from its syntax tree;
-    with ``hashes``, the SHA-256 of every module (the Gate I manifest)."""
+    with ``hashes``, the SHA-256 of every module (the Gate I manifest) but the ``private`` ones (a
+    coherence workload's secrets, which a hash of a small file would give away)."""
     lines = [
         "# app_map.md",
         "",
@@ -77,7 +78,7 @@ def app_map(tree: Path, packages: list[str], *, hashes: bool = False) -> str:
             module = _module_name(tree, path)
             parsed = ast.parse(source)
             header = f"- `{path.relative_to(tree).as_posix()}` (`{module}`)"
-            if hashes:
+            if hashes and path.relative_to(tree).as_posix() not in private:
                 header += f" sha256 `{hashlib.sha256(source).hexdigest()}`"
             lines.append(header)
             symbols = _public_symbols(parsed)
@@ -92,7 +93,8 @@ def app_map(tree: Path, packages: list[str], *, hashes: bool = False) -> str:
 GENERATORS: dict[str, Callable[..., str]] = {"app_map": app_map}
 
 
-def generate(name: str, tree: Path, packages: list[str], options: dict[str, Any] | None = None) -> str:
+def generate(name: str, tree: Path, packages: list[str], options: dict[str, Any] | None = None,
+             private: tuple[str, ...] = ()) -> str:
     if name not in GENERATORS:
         raise unknown("arm file generator", name, GENERATORS)
-    return GENERATORS[name](tree, packages, **(options or {}))
+    return GENERATORS[name](tree, packages, **(options or {}), private=private)

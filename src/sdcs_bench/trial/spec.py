@@ -135,7 +135,13 @@ class TrialSpec:
     @cached_property
     def workload(self) -> Workload:
         root = Path(self.workload_dir)
-        workload = load_workload_dir(root if root.is_absolute() else project_root() / root)
+        root = root if root.is_absolute() else project_root() / root
+        generated = self.raw["workload"].get("generate")
+        if generated:  # generated from a seed: written here if this machine does not have it yet
+            from sdcs_bench.trial.generated import ensure_generated
+
+            ensure_generated(self.workload_id, str(generated["family"]), int(generated["seed"]), root)
+        workload = load_workload_dir(root)
         repo = self.raw["workload"].get("repo")
         if repo:  # a real repository: its cached source and environment, as the plan placed them
             return workload.with_source(source_tree(repo["source_dir"]), Path(repo["environment_dir"]))
@@ -165,12 +171,29 @@ class TrialSpec:
     @property
     def coherence(self) -> dict[str, Any]:
         """What the workload authors about this trial as plain data (``authored``: file -> the files
-        it depends on; ``withheld``: paths whose facts are withheld), or {} (docs/coherence.md)."""
-        return dict(self.raw.get("coherence") or {})
+        it depends on; ``withheld``: paths whose facts are withheld), or {} (docs/coherence.md). The
+        trial file's own ``coherence`` block, else what a workload that authors facts (the motifs
+        family) states for the trial's variant."""
+        if self.raw.get("coherence"):
+            return dict(self.raw["coherence"])
+        facts = self.workload.facts
+        if facts is None:
+            return {}
+        spec = self.variant.get("withhold") or (self.variant.get("inject") or {}).get("withhold")
+        return {"authored": {path: list(deps) for path, deps in facts.neighbourhood},
+                "withheld": list(facts.withheld_secrets(int(spec["k"]))) if spec else []}
 
     @property
     def injection(self) -> dict[str, Any] | None:
+        """What the variant's ``inject`` stage does between two sessions (a poison pill, or
+        withholding a coherence workload's facts), or None."""
         return self.variant.get("inject") or None
+
+    @property
+    def withhold_before_s1(self) -> tuple[int, str] | None:
+        """``(k, mode)`` of a variant that withholds facts before session 1 (at the scaffold)."""
+        spec = self.variant.get("withhold")
+        return (int(spec["k"]), str(spec["mode"])) if spec else None
 
     def labels(self) -> dict[str, Any]:
         """What identifies the trial on its scorecard and on every leaderboard row."""

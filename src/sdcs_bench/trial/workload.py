@@ -119,6 +119,52 @@ class Hint:
 
 
 @dataclass(frozen=True)
+class FactEdit:
+    """A file an authored fact feeds: its content as the sprint asks for it, with ``{value}`` where
+    the fact's value goes (no placeholder: the file needs no value of its own)."""
+
+    path: str
+    template: Path
+
+
+@dataclass(frozen=True)
+class FactMotif:
+    """One motif of a coherence workload (docs/coherence.md): a secret integer kept in one file and
+    the files whose content follows from it."""
+
+    id: str  # its requirement
+    index: int
+    package: str
+    secret: str  # the file holding the value, e.g. pkg_3/secret.py
+    name: str  # the name it assigns there, e.g. SECRET
+    stub: Path  # the same-length stub that defines nothing (the stub form of withholding)
+    edits: tuple[FactEdit, ...]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a coherence workload authors: its motifs, which file depends on which (the authored
+    neighbourhood) and, for every count k, the secrets a withholding variant takes away."""
+
+    motifs: tuple[FactMotif, ...]
+    neighbourhood: tuple[tuple[str, tuple[str, ...]], ...]  # path -> the paths its value depends on
+    withheld: tuple[tuple[int, tuple[str, ...]], ...]  # k -> the secret files withheld
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return tuple(m.secret for m in self.motifs)
+
+    def withheld_secrets(self, k: int) -> tuple[str, ...]:
+        table = dict(self.withheld)
+        if k not in table:
+            raise SpecSnapError(f"no withheld set for k={k}", [str(n) for n in sorted(table)])
+        return table[k]
+
+    def motif(self, secret: str) -> FactMotif:
+        return next(m for m in self.motifs if m.secret == secret)
+
+
+@dataclass(frozen=True)
 class Workload:
     id: str
     root: Path
@@ -157,6 +203,8 @@ class Workload:
     hints: tuple[Hint, ...] = ()
     # The standards family (docs/coherence.md): its surfaces, existing handlers and queued tasks.
     standards: Any = None  # trial.standards.StandardsSpec
+    facts: Facts | None = None  # a coherence workload's authored facts (docs/coherence.md)
+    generated: tuple[str, int] | None = None  # (family, seed) of a workload generated from a seed
 
     @property
     def is_real_repo(self) -> bool:
@@ -204,6 +252,12 @@ class Workload:
         """Directories whose content must never reach an agent."""
         return [self.hidden_dir, self.gold_dir]
 
+    @property
+    def private_files(self) -> tuple[str, ...]:
+        """Baseline files whose content a variant may withhold: never committed into a sandbox's
+        history, never hashed into a record or a generated arm file an agent can read."""
+        return self.facts.secrets if self.facts is not None else ()
+
 
 def tree_digest(root: Path, exclude: tuple[str, ...] = ("__pycache__",)) -> str:
     digest = hashlib.sha256()
@@ -242,6 +296,12 @@ def workload_dir(wid: str) -> Path:
     data = read_yaml(entry)
     if data.get("id", wid) != wid:
         raise SpecSnapError(f"conf/workload/{entry.name}: id {data.get('id')!r} must equal the file's name {wid!r}")
+    if "generate" in data:  # generated from a seed (docs/coherence.md): written on first use
+        from sdcs_bench.trial.generated import check_spec, ensure_generated
+
+        family, seed = check_spec(data["generate"], f"conf/workload/{entry.name}")
+        target = project_root() / data["path"] if isinstance(data.get("path"), str) and data["path"] else None
+        return ensure_generated(wid, family, seed, target)
     if not isinstance(data.get("path"), str) or not data["path"]:
         raise SpecSnapError(f"conf/workload/{entry.name}: needs 'path:', the workload's directory (e.g. tiers/{wid})")
     root = project_root() / data["path"]
@@ -362,6 +422,8 @@ def _parse_workload(root: Path) -> Workload:
         hints=tuple(_parse_hint(root, path, raw, {str(r["id"]) for r in raw_reqs}, meta_path)
                     for path, raw in (meta.get("hints") or {}).items()),
         standards=standards,
+        facts=_parse_facts(root, meta, meta_path, {str(r["id"]) for r in raw_reqs}) if meta.get("motifs") else None,
+        generated=(str(meta["generated"]["family"]), int(meta["generated"]["seed"])) if meta.get("generated") else None,
     )
     if source is not None and workload.environment is None:
         raise SpecSnapError(f"{meta_path}: a workload with a source needs 'environment:' (its Python and test pins)")
@@ -492,9 +554,36 @@ def _check_files(workload: Workload, meta_path: Path) -> None:
     for r in workload.requirements:
         named += [p for p in (r.gold, r.from_summary, r.superseded_gold) if p is not None]
     named += [p for d in workload.poison for p in (d.patch, d.marked_patch)]
+    if workload.facts is not None:
+        named += [p for m in workload.facts.motifs for p in (m.stub, *(e.template for e in m.edits))]
     missing = [p.relative_to(workload.root).as_posix() for p in named if not p.exists()]
     if missing:
         raise SpecSnapError(f"{meta_path}: missing {', '.join(missing)}; run `specsnap validate-workload {workload.id}`")
+
+
+def _parse_facts(root: Path, meta: dict, meta_path: Path, requirement_ids: set[str]) -> Facts:
+    """A coherence workload's ``motifs``, ``neighbourhood`` and ``withheld`` (the schema checked
+    their shape); every secret is one motif's, every withheld set names secrets only."""
+    motifs = tuple(
+        FactMotif(id=str(raw["id"]), index=int(raw["index"]), package=str(raw["package"]), secret=str(raw["secret"]),
+                  name=str(raw["name"]), stub=root / raw["stub"],
+                  edits=tuple(FactEdit(str(e["path"]), root / e["template"]) for e in raw["edits"]))
+        for raw in meta["motifs"]
+    )
+    secrets = {m.secret for m in motifs}
+    strays = sorted({m.id for m in motifs} - requirement_ids)
+    if strays:
+        raise SpecSnapError(f"{meta_path}: motifs {', '.join(strays)} are not requirements of the workload",
+                            sorted(requirement_ids))
+    withheld = []
+    for key, paths in (meta.get("withheld") or {}).items():
+        unknown_paths = sorted(set(paths) - secrets)
+        if unknown_paths:
+            raise SpecSnapError(f"{meta_path}: withheld {key} names {', '.join(unknown_paths)}, which is no motif's "
+                                "secret", sorted(secrets))
+        withheld.append((int(str(key).removeprefix("k")), tuple(paths)))
+    neighbourhood = tuple((str(path), tuple(map(str, deps))) for path, deps in (meta.get("neighbourhood") or {}).items())
+    return Facts(motifs, neighbourhood, tuple(sorted(withheld)))
 
 
 def _parse_defect(root: Path, raw: dict, meta_path: Path) -> Defect:
