@@ -190,6 +190,8 @@ def test_every_fact_policy_scores_the_linear_prediction_with_zero_deviation(tria
     per = card["withhold"]["per_motif"]
     assert {m: v["tests_passed"] for m, v in per.items()} == {m: 0 if v["withheld"] else 4 for m, v in per.items()}
     assert card["withhold"]["when"] == "before session 1" and card["withhold"]["mode"] == mode
+    # The abstention classifier, run on the policy's own records, agrees with the closed form.
+    assert card["abstention"]["trial"] == card["expected"]["abstention"] == "proceeded"
 
 
 @pytest.mark.parametrize("agent,k,mode", [("ref_fabricator", 4, "delete"), ("ref_abstainer", 4, "stub"),
@@ -198,6 +200,9 @@ def test_fabricator_and_abstainer_land_on_their_closed_forms(trials, agent, k, m
     card, base = _run(trials, "motifs_s2", "Vanilla", agent, f"withhold_k{k}_{mode}")
     assert card["tests_passed"] == card["expected"]["tests_passed"] == LINEAR[k]
     assert card["diagnostics"]["no_cleave"] == card["expected"]["no_cleave"]
+    assert card["abstention"]["trial"] == card["expected"]["abstention"], card["abstention"]
+    evidence = json.loads((base / "session_2" / "abstention.json").read_text())
+    assert evidence["class"] == card["abstention"]["sessions"][-1]
     last = [json.loads(ln) for ln in (base / "session_2" / "transcript.jsonl").read_text().splitlines()]
     if card["expected"]["abstention"] == "blocked":
         assert "blocked" in last[-1]["text"]
@@ -215,6 +220,10 @@ def test_the_twist_through_the_stages(trials, arm_name, want):
     assert card["withhold"]["when"] == "after session 1" and card["diagnostics"]["s1_edit_survived"] is True
     injected = json.loads((base / "inject" / "stage.json").read_text())["injection"]
     assert injected["k"] == 6 and len(injected["withheld"]) == 6
+    assert card["abstention"]["trial"] == card["expected"]["abstention"]
+    # Before the reset nothing is withheld yet; after it, the six secrets are.
+    assert json.loads((base / "session_1" / "abstention.json").read_text())["withheld"] == []
+    assert len(json.loads((base / "session_2" / "abstention.json").read_text())["withheld"]) == 6
     s1 = json.loads((base / "session_1" / "stage.json").read_text())["session"]
     assert s1["status"] == "cleaved" and s1["cleave"]["path"] == "pkg_1/first.py"
 

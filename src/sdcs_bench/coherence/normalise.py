@@ -573,10 +573,10 @@ def reference(stage_dir: Path, b: StreamBuilder) -> None:
     b.stream.records.append("transcript.jsonl")
     for n, obj in json_lines(transcript, b):
         action, ts, source = obj.get("action"), obj.get("t"), _src(stage_dir, transcript, n)
-        if action == "message":
+        if action in ("message", "final_message"):  # a gold-patch policy's / a fact-driven policy's closing turn
             b.message(obj.get("text"))
             continue
-        if action in (None, "idle"):
+        if action in (None, "idle", "blocked", "missing_fact"):  # the closing message says it, for the classifier
             continue
         b.step()
         if action == "read":
@@ -593,6 +593,17 @@ def reference(stage_dir: Path, b: StreamBuilder) -> None:
                 b.write(f, kind="modify", tool=f"policy {action}", ts=ts, source=source, result="ok")
             if obj.get("committed"):
                 b.committed()
+        elif action == "read_file":  # the fact-driven policies (agents/fact_policy.py), one file per action
+            if obj.get("exists"):
+                b.read(obj.get("path"), via="policy", ts=ts, source=source)
+        elif action == "fact":  # where the value came from: its secret's file, the notes or an earlier edit
+            where = obj.get("source") if isinstance(obj.get("source"), str) else None
+            b.fact(str(obj.get("fact")), None, acquisition="read", from_path=where, ts=ts, source=source)
+        elif action == "write_file":
+            b.write(obj.get("path"), kind="create" if obj.get("created") else "modify", tool="policy write_file",
+                    ts=ts, source=source, result="ok")
+        elif action == "commit" and obj.get("committed"):
+            b.committed()
         elif action == "revert":
             b.revert(obj.get("paths") or [], restored="HEAD", ts=ts, source=source, tool="policy revert")
         elif action == "diff_check" and obj.get("undone"):

@@ -73,6 +73,7 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "tests_passed": card.get("tests_passed"),
         "tests_total": card.get("tests_total"),
         "expected_tests": expected.get("tests_passed"),
+        "abstention": (card.get("abstention") or {}).get("trial"),
         "expected_abstention": expected.get("abstention"),
         "withheld_k": withhold.get("k"),
         "withhold_mode": withhold.get("mode"),
@@ -112,6 +113,8 @@ def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
     ok = card["net"] == expected["net"]
     if expected.get("tests_passed") is not None:
         ok = ok and card.get("tests_passed") == expected["tests_passed"]
+    if expected.get("abstention") is not None:  # the classifier, run on the policy's own record
+        ok = ok and (card.get("abstention") or {}).get("trial") == expected["abstention"]
     if expected.get("poison_survived") is not None:
         ok = ok and (card.get("poison") or {}).get("survived") == expected["poison_survived"]
     if expected.get("standards") is not None:
@@ -221,7 +224,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     missing = {"tampered": False, "family": "synthetic", "predicted_resolved": float("nan"),
                "turns": float("nan"), "baseline_ok": float("nan"), **dict.fromkeys(STANDARDS_MEANS, float("nan")),
                "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
-               "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None,
+               "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
                "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
@@ -236,6 +239,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         std_expected_better_share=("std_expected_better_share", "first"),
         tests_total=("tests_total", "first"), expected_tests=("expected_tests", "first"),
         expected_abstention=("expected_abstention", "first"), withheld_k=("withheld_k", "first"),
+        abstention=("abstention", lambda s: " | ".join(sorted({v for v in s.dropna()})) or None),
         withhold_mode=("withhold_mode", "first"), withhold_when=("withhold_when", "first"),
     )
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
@@ -251,7 +255,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
             "std_expected_better_share", "tamper_evidence", "tests_passed", "tests_total", "expected_tests",
-            "withheld_k", "withhold_mode", "withhold_when", "expected_abstention"]
+            "withheld_k", "withhold_mode", "withhold_when", "abstention", "expected_abstention"]
     board = board.astype({"withheld_k": "Int64", "tests_total": "Int64", "expected_tests": "Int64"})
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
@@ -334,11 +338,12 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
                   "Coherence workloads (docs/coherence.md) score in hidden tests, four per motif. `k` motifs had "
                   "their secret withheld (`mode`: deleted or replaced by a same-length stub), before session 1 or "
                   "after its cleave; `tests_passed` is the mean over trials, `expected_tests` the reference "
-                  "policy's closed form, `expected_abstention` what its closing message and writes should be "
-                  "classified as.", ""]
+                  "policy's closed form; `abstention` is what the classifier made of the trials' records "
+                  "(fabricated in any session, else the last session's class), `expected_abstention` what the "
+                  "policy's closed form says it should be.", ""]
         lines += _table(facts.rename(columns={"withheld_k": "k", "withhold_mode": "mode", "withhold_when": "when"}),
                         ["workload", "arm", "agent", "agent_kind", "k", "mode", "when", "trials", "tests_passed",
-                         "tests_total", "expected_tests", "expected_abstention", "matches_expected"])
+                         "tests_total", "expected_tests", "abstention", "expected_abstention", "matches_expected"])
     return "\n".join(lines) + "\n"
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.agents.expectations import expected_reference_score
+from sdcs_bench.coherence.abstention import trial_class
 from sdcs_bench.coherence.session import WorkloadFacts, analyse_session, workspace_state
 from sdcs_bench.core.archive import safe_extract
 from sdcs_bench.core.errors import SpecSnapError
@@ -119,7 +120,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     started = time.time()
     _begin(stage_dir)
     retries, backoff = trial.session.infra_retries, trial.session.infra_backoff_s
-    facts = WorkloadFacts.from_data(trial.coherence)  # bad coherence data fails here, before the session
+    facts = WorkloadFacts.from_data(trial.session_coherence(index))  # bad coherence data fails here, before the session
     failed: list[dict[str, Any]] = []
     for attempt in range(retries + 1):
         restore_snapshot(prev_stage, trial.sandbox_dir)
@@ -241,7 +242,9 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
     _begin(stage_dir)
     if session_records is None:
         session_records, injection_record = stage_inputs(trial, stage_dir)
-    records = [json.loads(Path(p).read_text())["session"] for p in session_records]
+    stage_records = [json.loads(Path(p).read_text()) for p in session_records]
+    records = [r["session"] for r in stage_records]
+    sessions_abstention = [(r.get("coherence") or {}).get("abstention") for r in stage_records]
     injection = json.loads(Path(injection_record).read_text())["injection"] if injection_record else None
     if (injection is None) != (trial.injection is None):
         raise SpecSnapError(f"trial {trial.trial_id}: its variant {'injects' if trial.injection else 'injects nothing'} "
@@ -260,7 +263,9 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             layout=layout_for(trial.workload, trial.variant),
         )
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
-    card = {**trial.labels(), **card, "withhold": withhold_report(trial, card), "expected": expected}
+    card = {**trial.labels(), **card, "withhold": withhold_report(trial, card),
+            "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
+            "expected": expected}
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
     made_from = [*_predecessor(prev_stage), *map(Path, session_records),
                  *([Path(injection_record)] if injection_record else [])]

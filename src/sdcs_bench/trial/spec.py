@@ -183,6 +183,16 @@ class TrialSpec:
         return {"authored": {path: list(deps) for path, deps in facts.neighbourhood},
                 "withheld": list(facts.withheld_secrets(int(spec["k"]))) if spec else []}
 
+    def session_coherence(self, index: int) -> dict[str, Any]:
+        """:attr:`coherence` as session ``index`` meets it: facts withheld only after a session
+        (SpecSnap's ``withhold_after_cleave`` twist) are still there before, so nothing counts as
+        withheld for the sessions up to it (writing such a file then is not fabricating it)."""
+        data = self.coherence
+        inject = self.variant.get("inject") or {}
+        if inject.get("withhold") and index <= int(inject.get("after_session", 1)) and data.get("withheld"):
+            data = {**data, "withheld": []}
+        return data
+
     @property
     def injection(self) -> dict[str, Any] | None:
         """What the variant's ``inject`` stage does between two sessions (a poison pill, or
