@@ -103,8 +103,14 @@ def test_plan_bad_input_writes_nothing(tmp_path, args, message):
 
 def test_leaderboard_formats_label_published_numbers(tmp_path):
     md = specsnap("leaderboard", "--format", "markdown", "--results", str(tmp_path))
-    assert md.returncode == 0 and "PUBLISHED (recorded by the original study" in md.stdout
+    assert md.returncode == 0 and "PUBLISHED (recorded by the source studies" in md.stdout
     assert "No local results" in md.stdout
+    # The coherence-debt study's figures that this checkout reproduces, each beside its local value.
+    assert "| figure | published | local (computed now by this checkout) |" in md.stdout
+    for row in ("| runs | 1089 | 1089 |", "| fully_covered | 124 | 124 |", "| event_only_false_alarms | 119 | 119 |",
+                "| all_read | 5 | 5 |"):
+        assert row in md.stdout
+    assert "Standards workload (coherence-debt study)" in md.stdout and "Coherence debt: direct withholding" in md.stdout
     data = json.loads(specsnap("leaderboard", "--format", "json", "--results", str(tmp_path)).stdout)
     assert data["published"]["label"].startswith("PUBLISHED") and data["local"]["rows"] == []
     table = specsnap("leaderboard", "--format", "table", "--results", str(tmp_path))

@@ -10,12 +10,25 @@ from typing import Any
 
 import yaml
 
-PUBLISHED_LABEL = "PUBLISHED (recorded by the original study, not reproduced by this run)"
+PUBLISHED_LABEL = "PUBLISHED (recorded by the source studies, not reproduced by this run)"
 LOCAL_LABEL = "LOCAL (produced by this checkout)"
 
 
 def published() -> dict[str, Any]:
-    return yaml.safe_load(resources.files("sdcs_bench").joinpath("data/published.yaml").read_text())
+    """The recorded tables, and the published figures this checkout can recompute on the spot (the
+    estimator enumeration), each beside its local value in a column that says so."""
+    data = yaml.safe_load(resources.files("sdcs_bench").joinpath("data/published.yaml").read_text())
+    return {**data, "tables": [*data["tables"], _enumeration_table()]}
+
+
+def _enumeration_table() -> dict[str, Any]:
+    from sdcs_bench.coherence import enumeration
+
+    pub = enumeration.published()
+    mine = enumeration.summarise(enumeration.enumerate_runs(*pub["k"]), *pub["k"])
+    return {"title": "Estimator enumeration (coherence-debt study): the published figures beside this checkout's",
+            "source": pub["source"], "columns": ["figure", "published", "local (computed now by this checkout)"],
+            "rows": [[name, value, mine.get(name)] for name, value in pub["figures"].items()]}
 
 
 def local(study_dir: Path) -> dict[str, Any] | None:
