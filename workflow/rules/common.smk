@@ -5,6 +5,7 @@ import re
 import sys
 from pathlib import Path
 
+from snakemake.common import overwrite_function_params
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
@@ -117,10 +118,12 @@ wildcard_constraints:
 
 
 def declared(func):
-    """``func`` with its signature worked out once: Snakemake inspects the signature of every
-    input, params and resource function for every job, and ``inspect`` returns a function's
-    ``__signature__`` as it is."""
+    """``func`` with its parameters worked out once. Snakemake looks them up for every input, params
+    and resource function of every job (twice for each call), through ``inspect.signature`` unless
+    the function carries them already, as the wrappers of ``snakemake.ioutils`` do: ``declared``
+    gives them the same way (and ``__signature__`` for anything else that inspects it)."""
     func.__signature__ = inspect.signature(func)
+    overwrite_function_params(func, func.__signature__.parameters)
     return func
 
 
