@@ -1,4 +1,5 @@
 # Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
+import gc
 import inspect
 import os
 import re
@@ -11,6 +12,13 @@ from snakemake.utils import validate
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import workflow_project
+
+# Building the DAG allocates several objects for every job and every file of it, and nearly all of
+# them live until the run ends. At CPython's default thresholds (700, 10, 10) the cyclic garbage
+# collector walks them over and over: about a sixth of a large grid's `snakemake -n` (README
+# "Benchmarks"). A young collection every 100,000 allocations, and older ones as rarely relative to
+# it, leaves a fraction of that; memory held in reference cycles is still freed, only later.
+gc.set_threshold(100_000, 20, 100)
 
 # The project is the checkout this Snakefile is in (never the one the package was installed from):
 # every job, local or on a cluster node, reads conf/ and tiers/ from here (or, for a job on a
