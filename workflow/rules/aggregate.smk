@@ -23,6 +23,6 @@ rule aggregate:
     conda:
         "../envs/specsnap.yaml"
     params:
-        study_dir=declared(lambda wildcards, output: Path(output.scorecards).parent),
+        study_dir=declared(lambda wildcards, output: os.path.dirname(output.scorecards)),
     shell:
         "specsnap --log {log} aggregate --study-dir {params.study_dir}"

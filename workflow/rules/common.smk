@@ -1,15 +1,24 @@
 # Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
+import gc
 import inspect
 import os
 import re
 import sys
 from pathlib import Path
 
+from snakemake.common import overwrite_function_params
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import workflow_project
+
+# Building the DAG allocates several objects for every job and every file of it, and nearly all of
+# them live until the run ends. At CPython's default thresholds (700, 10, 10) the cyclic garbage
+# collector walks them over and over: about a sixth of a large grid's `snakemake -n` (README
+# "Benchmarks"). A young collection every 100,000 allocations, and older ones as rarely relative to
+# it, leaves a fraction of that; memory held in reference cycles is still freed, only later.
+gc.set_threshold(100_000, 20, 100)
 
 # The project is the checkout this Snakefile is in (never the one the package was installed from):
 # every job, local or on a cluster node, reads conf/ and tiers/ from here (or, for a job on a
@@ -117,10 +126,12 @@ wildcard_constraints:
 
 
 def declared(func):
-    """``func`` with its signature worked out once: Snakemake inspects the signature of every
-    input, params and resource function for every job, and ``inspect`` returns a function's
-    ``__signature__`` as it is."""
+    """``func`` with its parameters worked out once. Snakemake looks them up for every input, params
+    and resource function of every job (twice for each call), through ``inspect.signature`` unless
+    the function carries them already, as the wrappers of ``snakemake.ioutils`` do: ``declared``
+    gives them the same way (and ``__signature__`` for anything else that inspects it)."""
     func.__signature__ = inspect.signature(func)
+    overwrite_function_params(func, func.__signature__.parameters)
     return func
 
 

@@ -13,8 +13,8 @@ rule inject:
     conda:
         "../envs/specsnap.yaml"
     params:
-        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
-        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
+        from_dir=declared(lambda wildcards, input: os.path.dirname(input.snapshot)),
+        stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),
     shell:
         "specsnap --log {log} inject --trial {input.trial} --from {params.from_dir} "
         "--stage-dir {params.stage_dir}"

@@ -11,6 +11,6 @@ rule scaffold:
     conda:
         "../envs/specsnap.yaml"
     params:
-        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
+        stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),
     shell:
         "specsnap --log {log} scaffold-sandbox --trial {input.trial} --stage-dir {params.stage_dir}"

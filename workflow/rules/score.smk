@@ -15,8 +15,8 @@ rule score:
     resources:
         runtime=runtime_min("score"),
     params:
-        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
-        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
+        from_dir=declared(lambda wildcards, input: os.path.dirname(input.snapshot)),
+        stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),
         sessions=declared(lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions)),
         injection=injection_flag,
     shell:

@@ -17,8 +17,8 @@ rule session:
         **API_RESOURCES,
         runtime=runtime_min("session"),
     params:
-        from_dir=declared(lambda wildcards, input: Path(input.snapshot).parent),
-        stage_dir=declared(lambda wildcards, output: Path(output.stage).parent),
+        from_dir=declared(lambda wildcards, input: os.path.dirname(input.snapshot)),
+        stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),
     shell:
         "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "
         "--from {params.from_dir} --stage-dir {params.stage_dir}"
