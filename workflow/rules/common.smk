@@ -186,7 +186,7 @@ def score_image_inputs(wildcards):
 
 @declared
 def image_needs(wildcards):
-    """What an image's build copies in that a rule makes: a repository environment (``ancient``,
+    """What an image's build copies in that another job makes, a repository environment (``ancient``,
     as for the stages: the cache is named by its key)."""
     need = IMAGE_NEEDS.get(CACHE.image_record(wildcards.image, wildcards.digest))
     return {"environment": ancient(need)} if need else {}
