@@ -349,12 +349,10 @@ def build_image_command(
     harness-<name>) without any image registry, once."""
     from sdcs_bench.pipeline.images import carried as carried_by
     from sdcs_bench.pipeline.layout import CacheLayout
-    from sdcs_bench.sandbox.images import build_image, image_digest, split_name
+    from sdcs_bench.sandbox.images import build_image, image_digest
 
-    if split_name(name) is None:
-        image_digest(name)  # an unknown name is one line naming the images there are
-    carried = carried_by(name, results)
-    digest = image_digest(name, carried)
+    carried = carried_by(name, results)  # None for a catalogue image (or an unknown name, which
+    digest = image_digest(name, carried)  # image_digest names in one line with the images there are)
     if record is not None and record.stem != digest[:12]:
         raise SpecSnapError(f"containers/{name}/ changed after this run was planned (its digest is now {digest[:12]}, "
                             f"the plan expects {record.stem}); rerun to plan the new image")
