@@ -78,6 +78,7 @@ class Format(str, Enum):
     table = "table"
     markdown = "markdown"
     json = "json"
+    csv = "csv"
 
 
 def _console():
@@ -131,9 +132,12 @@ def validate_workload(
 
     from sdcs_bench.pipeline.validate import validate_workload as run
 
+    from sdcs_bench.core.progress import progress
+
     wl = _workload(workload, None, results)
     console = _console()
-    checks = run(wl, make_backend(backend), progress=lambda msg: console.print(f"[dim]checking {msg}[/]"))
+    with progress(f"validating {wl.id}") as step:
+        checks = run(wl, make_backend(backend), progress=lambda msg: step(description=f"{wl.id}: checking {msg}"))
     if checks.failures:
         for failure in checks.failures:
             console.print("[red]FAIL[/]", escape(failure))
@@ -403,9 +407,13 @@ def plan(
     """Compose conf/ once into results/<run>/plan/ (cells.tsv + one config per trial)."""
     from sdcs_bench.pipeline.plan import make_plan, write_plan
 
-    p = make_plan(study, override or [], results, name)
+    from sdcs_bench.core.progress import progress
+
+    with progress(f"composing study {study}", echo_steps=False) as step:
+        p = make_plan(study, override or [], results, name, progress=step)
     _writing(p.study_dir)
-    changed = write_plan(p)
+    with progress(f"writing {len(p.trials)} trial files", total=len(p.trials), echo_steps=False) as step:
+        changed = write_plan(p, progress=step)
     print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed", file=sys.stderr)
 
 
@@ -426,7 +434,8 @@ def aggregate(
 
 @app.command("leaderboard")
 def leaderboard(
-    format: Annotated[Format, typer.Option("--format", help="table, markdown or json")] = Format.table,
+    format: Annotated[Format, typer.Option("--format", help="table (fits the terminal), markdown, json "
+                                                   "(checked against data/leaderboard.schema.json) or csv")] = Format.table,
     study: Annotated[str, typer.Option("--study", help="the local run to show: a directory under --results "
                                        "(a study's name, <study>+<digest>, or a --name)")] = "smoke",
     results: ResultsOpt = Path("results"),
@@ -439,8 +448,32 @@ def leaderboard(
         print(lb.as_json(study_dir))
     elif format is Format.markdown:
         print(lb.as_markdown(study_dir))
+    elif format is Format.csv:
+        print(lb.as_csv(study_dir), end="")
     else:
         lb.print_table(study_dir)
+
+
+@app.command("report")
+def report(
+    study: Annotated[str, typer.Option("--study", help="the run to report: a directory under --results "
+                                       "(a study's name, <study>+<digest>, or a --name)")] = "smoke",
+    results: ResultsOpt = Path("results"),
+    study_dir: Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of --results/--study)")] = None,
+) -> None:
+    """Write the study's static HTML report (report/index.html, a page per trial) from its aggregate."""
+    from sdcs_bench.core.progress import progress
+    from sdcs_bench.pipeline.plan import read_cells
+    from sdcs_bench.pipeline.report import write_report
+
+    where = _writing(study_dir or results / study)
+    cells = where / "plan" / "cells.tsv"
+    if not (where / "leaderboard.json").is_file() or not cells.is_file():
+        raise SpecSnapError(f"{where}: no aggregated study here (plan/cells.tsv and leaderboard.json); run "
+                            "`snakemake --cores 2 --config study=<study>` or `specsnap aggregate` first")
+    with progress("writing trial pages", total=len(read_cells(cells)), echo_steps=False) as step:
+        index = write_report(where, progress=lambda _trial: step())
+    print(f"{index}: open it in a browser (no server needed)", file=sys.stderr)
 
 
 @app.command("enumerate-estimators")
@@ -547,7 +580,10 @@ def install_harnesses(
     """Install the pinned real agent CLIs (harnesses/pins.yaml); already-installed pins are skipped."""
     from sdcs_bench.agents.install import harness_home, install
 
-    done = install(list(names or []) or None, force=force, log=lambda m: print(f"specsnap: {m}", file=sys.stderr))
+    from sdcs_bench.core.progress import progress
+
+    with progress("installing harnesses") as step:
+        done = install(list(names or []) or None, force=force, log=lambda m: step(description=f"specsnap: {m}"))
     print(f"installed: {', '.join(done) or '(all already in place)'} under {harness_home()}")
 
 

@@ -2,6 +2,7 @@
 # writes the study's tables, far less work than a cluster job's own start-up.
 localrules:
     aggregate,
+    report,
 
 
 rule aggregate:
@@ -15,6 +16,7 @@ rule aggregate:
         ledger=STUDY.ledger,
         calls=STUDY.calls,
         leaderboard=[STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS],
+        plots=directory(STUDY.plots_dir),
         record=STUDY.aggregate_record,
     log:
         STUDY.log("aggregate", "aggregate"),
@@ -26,3 +28,26 @@ rule aggregate:
         study_dir=declared(lambda wildcards, output: os.path.dirname(output.scorecards)),
     shell:
         "specsnap --log {log} aggregate --study-dir {params.study_dir}"
+
+
+# The static HTML report (docs/report.md): a page per trial, read from the trials' own records.
+# Those records change only with their session's stage.json, which the aggregate takes, so the
+# report follows the aggregate's outputs.
+rule report:
+    input:
+        record=STUDY.aggregate_record,
+        leaderboard=STUDY.leaderboard("json"),
+        scorecards=STUDY.scorecards,
+        plots=STUDY.plots_dir,
+    output:
+        directory(STUDY.report_dir),
+    log:
+        STUDY.log("report", "report"),
+    benchmark:
+        STUDY.benchmark("report", "report")
+    conda:
+        "../envs/specsnap.yaml"
+    params:
+        study_dir=declared(lambda wildcards, input: os.path.dirname(input.record)),
+    shell:
+        "specsnap --log {log} report --study-dir {params.study_dir}"

@@ -289,4 +289,4 @@ def session_records():
 
 
 def get_final_output():
-    return [STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS]
+    return [*(STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS), STUDY.report_dir]

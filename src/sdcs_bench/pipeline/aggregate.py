@@ -25,6 +25,17 @@ REPLAY_NOTICE = (
     "replay of model replies. They test the harness adapters end to end; they are not model results."
 )
 GROUP = ["workload", "arm", "agent", "agent_kind", "variant"]
+PUBLISHED_SOURCE = "published"
+
+
+def source_label(agent_kind: str, model: str | None = None, harness: str | None = None) -> str:
+    """What produced a row, as every table, plot and page labels it: a built-in reference policy, a
+    real harness replaying a script, or a real agent (its model, through its harness)."""
+    if agent_kind == REFERENCE_KIND:
+        return "reference policy"
+    if agent_kind == REPLAY_KIND:
+        return f"replay ({harness}, scripted, no model)" if harness else REPLAY_KIND
+    return f"real agent: {model} via {harness}"
 
 
 def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
@@ -206,6 +217,9 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
                "rows": rows,
                "metrics": metrics}
     _write(study.leaderboard("json"), json.dumps(payload, indent=2))
+    from sdcs_bench.pipeline.plots import write_plots
+
+    write_plots(Path(study.plots_dir), scorecards, board, name)
     _write(study.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
     return board
 
@@ -221,7 +235,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     kept out of every mean. A *tampered* trial (the code under test forged its verdicts) is the
     agent's doing: it scores zero, counts in every mean, and is counted in ``tampered``."""
     # Columns later versions added: a scorecards table written before them still aggregates.
-    missing = {"tampered": False, "family": "synthetic", "predicted_resolved": float("nan"),
+    missing = {"tampered": False, "family": "synthetic", "model": "none", "harness": "reference", "predicted_resolved": float("nan"),
                "turns": float("nan"), "baseline_ok": float("nan"), **dict.fromkeys(STANDARDS_MEANS, float("nan")),
                "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
                "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
@@ -233,7 +247,8 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         tampered=("tampered", lambda v: int(v.sum())),
         tamper_evidence=("tamper_evidence", lambda s: " | ".join(sorted({e.split(" | ")[0] for e in s.fillna("") if e}))),
         n_requirements=("n_requirements", "first"), expected_net=("expected_net", "first"),
-        family=("family", "first"), predicted_resolved=("predicted_resolved", "first"),
+        family=("family", "first"), model=("model", "first"), harness=("harness", "first"),
+        predicted_resolved=("predicted_resolved", "first"),
         matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
         defects_survived=("poison_survived", lambda s: " | ".join(sorted({v or "none" for v in s.fillna("")}))),
         std_expected_better_share=("std_expected_better_share", "first"),
@@ -251,7 +266,8 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     )
     board = counts.join(scores, how="left").reset_index()
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
-    cols = [*GROUP, "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
+    board["source"] = [source_label(*row) for row in board[["agent_kind", "model", "harness"]].itertuples(index=False)]
+    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
             "std_expected_better_share", "tamper_evidence", "tests_passed", "tests_total", "expected_tests",

@@ -86,9 +86,14 @@ def _bring_up_to_date(study_dir: Path, record_file: Path, outputs: list[Path]) -
     return "restored"
 
 
+SNAKEMAKE_DIR_STAMP = ".snakemake_timestamp"  # what Snakemake dates a directory output by
+
+
 def _with_benchmark(outputs: Iterable[str], benchmark: str) -> list[Path]:
-    """A job's outputs as Snakemake weighs them: its benchmark file counts when it exists."""
+    """A job's outputs as Snakemake weighs them: its benchmark file counts when it exists, and a
+    directory output counts with the time stamp Snakemake leaves inside it."""
     paths = [Path(p) for p in outputs]
+    paths += [p / SNAKEMAKE_DIR_STAMP for p in paths if (p / SNAKEMAKE_DIR_STAMP).exists()]
     return [*paths, Path(benchmark)] if Path(benchmark).exists() else paths
 
 
@@ -111,6 +116,11 @@ def restore_order(study_dir: Path, trials: dict[str, list[str]]) -> list[str]:
                 restored.append(f"{trial}/{stage}")
     if complete:
         outputs = _with_benchmark(study.aggregate_outputs(), study.benchmark("aggregate", "aggregate"))
-        if _bring_up_to_date(study_dir, Path(study.aggregate_record), outputs) == "restored":
+        state = _bring_up_to_date(study_dir, Path(study.aggregate_record), outputs)
+        if state == "restored":
             restored.append("aggregate")
+        if state is not None and _bring_up_to_date(
+                study_dir, Path(study.report_record),
+                _with_benchmark([study.report_dir], study.benchmark("report", "report"))) == "restored":
+            restored.append("report")
     return restored

@@ -18,7 +18,8 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
         inject/      (the injection record is in its stage.json)
         score/scorecard.json
       logs/<rule>/<trial>[.<stage>].log   benchmarks/<rule>/<trial>[.<stage>].tsv
-      scorecards.csv  ledger.csv  calls.csv  leaderboard.{csv,md,json}  aggregate.json
+      scorecards.csv  ledger.csv  calls.csv  leaderboard.{csv,md,json}  plots/  aggregate.json
+      report/index.html  report/trials/<trial>.html  report/report.json   (``specsnap report``)
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ CLEAVE_DIFF = "cleave.diff"
 SCORECARD = "scorecard.json"
 LEADERBOARD_EXTS = ("csv", "md", "json")
 AGGREGATE_RECORD = "aggregate.json"
+STUDY_RULES = ("aggregate", "report")  # the rules that run once per study, not per trial
 
 
 def stage_rule(stage: str) -> str:
@@ -89,6 +91,25 @@ class StudyLayout:
         return f"{self.study_dir}/leaderboard.{ext}"
 
     @property
+    def plots_dir(self) -> str:
+        """The study's plots (PNG and SVG), written by aggregate (:mod:`.plots`)."""
+        return f"{self.study_dir}/plots"
+
+    @property
+    def report_dir(self) -> str:
+        """The static HTML report (:mod:`.report`)."""
+        return f"{self.study_dir}/report"
+
+    @property
+    def report_index(self) -> str:
+        return f"{self.report_dir}/index.html"
+
+    @property
+    def report_record(self) -> str:
+        """What the report was made from (the SHA-256 of every input), written last by the report."""
+        return f"{self.report_dir}/report.json"
+
+    @property
     def aggregate_record(self) -> str:
         """What the tables were made from (the SHA-256 of every input), written last by aggregate."""
         return f"{self.study_dir}/{AGGREGATE_RECORD}"
@@ -96,14 +117,14 @@ class StudyLayout:
     def aggregate_outputs(self) -> list[str]:
         """Every file the aggregate rule declares, its record last."""
         return [self.scorecards, self.ledger, self.calls, *(self.leaderboard(e) for e in LEADERBOARD_EXTS),
-                self.aggregate_record]
+                self.plots_dir, self.aggregate_record]
 
     def log(self, rule: str, name: str) -> str:
-        return f"{self.study_dir}/logs/{rule}/{name}.log" if rule != "aggregate" else f"{self.study_dir}/logs/aggregate.log"
+        return f"{self.study_dir}/logs/{rule}/{name}.log" if rule not in STUDY_RULES else f"{self.study_dir}/logs/{rule}.log"
 
     def benchmark(self, rule: str, name: str) -> str:
-        return (f"{self.study_dir}/benchmarks/{rule}/{name}.tsv" if rule != "aggregate"
-                else f"{self.study_dir}/benchmarks/aggregate.tsv")
+        return (f"{self.study_dir}/benchmarks/{rule}/{name}.tsv" if rule not in STUDY_RULES
+                else f"{self.study_dir}/benchmarks/{rule}.tsv")
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,49 @@
-"""``specsnap leaderboard``: the study's recorded tables (published data, labelled as such)
-beside the leaderboard this checkout produced locally."""
+"""``specsnap leaderboard``: the study's recorded tables (published data, labelled as such) beside
+the leaderboard this checkout produced locally, in four formats.
+
+The view a researcher reads at a glance is a *pivot* per (workload, variant): one row per agent,
+one column per arm, each cell ``net/of`` (the mean net score over the row's valid trials, of the
+workload's requirements). Every row names its source: ``published`` (the original study's
+numbers, which this checkout did not produce), ``reference policy``, ``replay`` or a real agent
+with its model and harness. The published rows of the same tier sit in the same pivot, so a local
+cell is read beside the number the study recorded for it.
+
+``--format json`` is checked against ``data/leaderboard.schema.json`` before it is printed.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import math
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from sdcs_bench.pipeline.aggregate import PUBLISHED_SOURCE
+
 PUBLISHED_LABEL = "PUBLISHED (recorded by the source studies, not reproduced by this run)"
 LOCAL_LABEL = "LOCAL (produced by this checkout)"
+SCHEMA = "specsnap.leaderboard/1"
+FORMATS = ("table", "markdown", "json", "csv")
+# The published table whose rows are (tier, arm, model, net, of): the one that joins the local pivots.
+TIERS_TABLE = "Synthetic tiers: net requirements retained"
+LEGEND = ("cell: mean net/of over the row's valid trials; * differs from the reference policy's closed "
+          "form; ! some trials invalid or tampered (see the full table)")
+
+
+def _data(name: str) -> str:
+    return resources.files("sdcs_bench").joinpath(f"data/{name}").read_text()
 
 
 def published() -> dict[str, Any]:
     """The recorded tables, and the published figures this checkout can recompute on the spot (the
     estimator enumeration), each beside its local value in a column that says so."""
-    data = yaml.safe_load(resources.files("sdcs_bench").joinpath("data/published.yaml").read_text())
+    data = yaml.safe_load(_data("published.yaml"))
     return {**data, "tables": [*data["tables"], _enumeration_table()]}
 
 
@@ -36,15 +62,153 @@ def local(study_dir: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+# --- the pivot -------------------------------------------------------------------------------------
+
+
+@dataclass
+class PivotRow:
+    agent: str
+    source: str
+    cells: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class Pivot:
+    workload: str
+    variant: str
+    arms: list[str]
+    rows: list[PivotRow]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"workload": self.workload, "variant": self.variant, "arms": self.arms,
+                "rows": [{"agent": r.agent, "source": r.source, "cells": r.cells} for r in self.rows]}
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "-"
+        return f"{value:.1f}".rstrip("0").rstrip(".") if not value.is_integer() else str(int(value))
+    return str(value)
+
+
+def _local_cell(row: dict[str, Any]) -> dict[str, Any]:
+    net = row.get("net")
+    text = f"{'-' if net is None else _number(float(net))}/{row['n_requirements']}"
+    flags = ""
+    if row.get("matches_expected") is False:
+        flags += "*"
+    if row.get("invalid") or row.get("tampered"):
+        flags += "!"
+    return {"net": net, "of": row["n_requirements"], "trials": row["trials"], "invalid": row["invalid"],
+            "tampered": row["tampered"], "matches_expected": row.get("matches_expected"), "text": text + flags}
+
+
+def _arm_order(arms: set[str]) -> list[str]:
+    return sorted(arms, key=lambda arm: (arm != "Vanilla", arm))
+
+
+def pivots(board: dict[str, Any] | None, tables: list[dict[str, Any]]) -> list[Pivot]:
+    """One pivot per (workload, variant) of the local leaderboard, with the published tier rows of
+    the same workload (variant ``none``, the protocol the study ran) as rows of their own."""
+    rows = (board or {}).get("rows", [])
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["workload"], row["variant"]), []).append(row)
+    out = []
+    for (workload, variant), members in groups.items():
+        by_agent: dict[tuple[str, str], PivotRow] = {}
+        for row in members:
+            key = (row["agent"], row.get("source") or row["agent_kind"])
+            by_agent.setdefault(key, PivotRow(*key)).cells[row["arm"]] = _local_cell(row)
+        pub = _published_rows(tables, workload) if variant == "none" else []
+        arms = {row["arm"] for row in members}
+        out.append(Pivot(workload, variant, _arm_order(arms), [*pub, *by_agent.values()]))
+    return out
+
+
+def _published_rows(tables: list[dict[str, Any]], workload: str) -> list[PivotRow]:
+    (tiers,) = [t for t in tables if t["title"] == TIERS_TABLE]
+    by_model: dict[str, PivotRow] = {}
+    for rec in (dict(zip(tiers["columns"], row)) for row in tiers["rows"]):
+        if rec["tier"] == workload:
+            row = by_model.setdefault(rec["model"], PivotRow(rec["model"], PUBLISHED_SOURCE))
+            row.cells[rec["arm"]] = {"net": rec["net"], "of": rec["of"], "text": f"{rec['net']}/{rec['of']}".replace(" ", ""),
+                                     "note": rec["note"]}
+    return list(by_model.values())
+
+
+# --- the four formats ------------------------------------------------------------------------------
+
+
+def _published_tables() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    pub = published()
+    return pub, pub["tables"]
+
+
+def document(study_dir: Path) -> dict[str, Any]:
+    """Everything every format shows, as data: the JSON format, checked against the schema."""
+    pub, tables = _published_tables()
+    board = local(study_dir)
+    published_tables = [
+        {"title": t["title"], "source": " ".join(str(t.get("source") or pub["source"]).split()), "columns": t["columns"],
+         "rows": [{"source": PUBLISHED_SOURCE, "values": dict(zip(t["columns"], row))} for row in t["rows"]]}
+        for t in tables]
+    local_part: dict[str, Any] = {"label": LOCAL_LABEL, "study": None, "run": study_dir.name, "notices": [],
+                                  "rows": [], "pivots": []}
+    if board is not None:
+        local_part.update(study=board["study"], run=board["run"],
+                          notices=[n for n in (board.get("notice"), board.get("replay_notice")) if n],
+                          rows=board["rows"], pivots=[p.as_dict() for p in pivots(board, tables)])
+    doc = {"schema": SCHEMA, "published": {"label": PUBLISHED_LABEL, "source": pub["source"], "tables": published_tables},
+           "local": local_part}
+    validate(doc)
+    return doc
+
+
+def validate(doc: dict[str, Any]) -> None:
+    import jsonschema
+
+    jsonschema.validate(doc, json.loads(_data("leaderboard.schema.json")))
+
+
 def as_json(study_dir: Path) -> str:
-    return json.dumps({"published": {"label": PUBLISHED_LABEL, **published()},
-                       "local": {"label": LOCAL_LABEL, **(local(study_dir) or {"rows": []})}}, indent=2)
+    return json.dumps(document(study_dir), indent=2)
+
+
+def as_csv(study_dir: Path) -> str:
+    """One line per (source, workload, variant, agent, arm): the local rows, and the published tier
+    rows beside them (the other published tables have other shapes: see ``--format json``)."""
+    doc = document(study_dir)
+    out = io.StringIO()
+    cols = ["source", "workload", "variant", "agent", "arm", "net", "of", "trials", "invalid", "tampered",
+            "matches_expected", "note"]
+    writer = csv.DictWriter(out, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    tiers = next(t for t in doc["published"]["tables"] if t["title"] == TIERS_TABLE)
+    for row in tiers["rows"]:
+        v = row["values"]
+        writer.writerow({"source": PUBLISHED_SOURCE, "workload": v["tier"], "variant": "none", "agent": v["model"],
+                         "arm": v["arm"], "net": v["net"], "of": v["of"], "note": v["note"]})
+    for row in doc["local"]["rows"]:
+        writer.writerow({**row, "source": row.get("source") or row["agent_kind"], "of": row["n_requirements"]})
+    return out.getvalue()
+
+
+def _pivot_markdown(pivot: Pivot) -> list[str]:
+    head = ["agent", "source", *pivot.arms]
+    lines = [f"### {pivot.workload}, variant `{pivot.variant}`", "", "| " + " | ".join(head) + " |",
+             "|" + "---|" * len(head)]
+    for row in pivot.rows:
+        cells = [row.cells.get(arm, {}).get("text", "") for arm in pivot.arms]
+        lines.append("| " + " | ".join([row.agent, row.source, *cells]) + " |")
+    return [*lines, ""]
 
 
 def as_markdown(study_dir: Path) -> str:
-    pub = published()
+    pub, tables = _published_tables()
     out = [f"# {PUBLISHED_LABEL}", "", f"Source: {pub['source']}", ""]
-    for table in pub["tables"]:
+    for table in tables:
         out += [f"## {table['title']}", ""]
         if table.get("source"):  # a table from another source than the study's own overview
             out += [f"Source: {' '.join(str(table['source']).split())}", ""]
@@ -52,38 +216,92 @@ def as_markdown(study_dir: Path) -> str:
                 "|" + "---|" * len(table["columns"])]
         out += ["| " + " | ".join(str(v) for v in row) + " |" for row in table["rows"]]
         out.append("")
-    board = study_dir / "leaderboard.md"
+    board = local(study_dir)
     out += [f"# {LOCAL_LABEL}", ""]
-    out.append(board.read_text() if board.is_file() else f"No local results in {study_dir} yet: run `snakemake --cores 2`.")
+    if board is None:
+        out.append(f"No local results in {study_dir} yet: run `snakemake --cores 2`.")
+        return "\n".join(out) + "\n"
+    out += [f"## Study `{board['study']}` at a glance: net/of by agent and arm", "", LEGEND + ".", ""]
+    for pivot in pivots(board, tables):
+        out += _pivot_markdown(pivot)
+    out.append((study_dir / "leaderboard.md").read_text())
     return "\n".join(out) + "\n"
 
 
-def print_table(study_dir: Path) -> None:
+def print_table(study_dir: Path, console: Any = None) -> None:
+    """The pivots and the published tables, readable in an 80-column terminal: no cell is cut
+    (columns wrap, and a pivot with more arms than fit is split into several tables)."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console()
-    pub = published()
-    for spec in pub["tables"]:
-        table = Table(title=f"{spec['title']} — {PUBLISHED_LABEL}", title_justify="left",
-                      caption=" ".join(str(spec["source"]).split()) if spec.get("source") else None)
-        for col in spec["columns"]:
-            table.add_column(col)
-        for row in spec["rows"]:
-            table.add_row(*(str(v) for v in row))
-        console.print(table)
-    data = local(study_dir)
-    if data is None:
+    console = console or Console()
+    pub, tables = _published_tables()
+    board = local(study_dir)
+    if board is None:
         console.print(f"[bold]{LOCAL_LABEL}[/]: no results in {study_dir} yet; run `snakemake --cores 2`.")
-        return
-    table = Table(title=f"study {data['study']} — {LOCAL_LABEL}", title_justify="left", caption=data["notice"])
-    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "raw", "net", "tes",
-            "tokens", "expected_net", "matches_expected"]
-    if any(row.get("family") == "real_repo" for row in data["rows"]):  # bugs predicted before the run, beside raw
-        cols[cols.index("raw")] = "raw (resolved)"
-        cols.insert(cols.index("raw (resolved)"), "predicted_resolved")
-    for col in cols:
-        table.add_column(col)
-    for row in data["rows"]:
-        table.add_row(*("" if row.get(c.split()[0]) is None else str(row.get(c.split()[0])) for c in cols))
-    console.print(table)
+    else:
+        console.print(f"[bold]study {board['study']}[/] (run {board['run']}) — {LOCAL_LABEL}", highlight=False)
+        for notice in (board.get("notice"), board.get("replay_notice")):
+            if notice and _notice_applies(notice, board):
+                console.print(notice, style="italic", highlight=False)
+        console.print(LEGEND, style="dim", highlight=False)
+        for pivot in pivots(board, tables):
+            for arms in _arm_chunks(pivot, console.width):
+                table = Table(title=f"{pivot.workload} · variant {pivot.variant}", title_justify="left",
+                              show_lines=False, highlight=False)
+                table.add_column("agent / source", overflow="fold", max_width=26)
+                for arm in arms:
+                    table.add_column(arm, overflow="fold", justify="right")
+                for row in pivot.rows:
+                    style = "dim" if row.source == PUBLISHED_SOURCE else None
+                    table.add_row(Text(f"{row.agent}\n({row.source})"), *(row.cells.get(a, {}).get("text", "") for a in arms),
+                                  style=style)
+                console.print(table)
+        _print_totals(console, board)
+    for spec in tables:
+        table = Table(title=f"{spec['title']} — {PUBLISHED_LABEL}", title_justify="left", highlight=False,
+                      caption=" ".join(str(spec.get("source") or pub["source"]).split()))
+        for col in spec["columns"]:
+            table.add_column(col, overflow="fold")
+        for row in spec["rows"]:
+            table.add_row(*(Text(str(v)) for v in row))
+        console.print(table)
+
+
+def _notice_applies(notice: str, board: dict[str, Any]) -> bool:
+    from sdcs_bench.pipeline.aggregate import REPLAY_NOTICE
+    from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
+
+    kind = REPLAY_KIND if notice == REPLAY_NOTICE else REFERENCE_KIND
+    return any(row["agent_kind"] == kind for row in board["rows"])
+
+
+def _arm_chunks(pivot: Pivot, width: int) -> list[list[str]]:
+    """The pivot's arms split so each table fits ``width``: the label column takes up to 26
+    characters, an arm column its widest cell (or a third of its name, which folds) plus padding."""
+    budget = width - 26 - 4
+    chunks: list[list[str]] = [[]]
+    used = 0
+    for arm in pivot.arms:
+        need = max([len(arm) // 3 + 1, 6, *(len(r.cells.get(arm, {}).get("text", "")) for r in pivot.rows)]) + 3
+        if chunks[-1] and used + need > budget:
+            chunks.append([])
+            used = 0
+        chunks[-1].append(arm)
+        used += need
+    return chunks
+
+
+def _print_totals(console: Any, board: dict[str, Any]) -> None:
+    rows = board["rows"]
+    trials = sum(r["trials"] for r in rows)
+    invalid = sum(r["invalid"] for r in rows)
+    tampered = sum(r["tampered"] for r in rows)
+    checked = [r["matches_expected"] for r in rows if r.get("matches_expected") is not None]
+    line = f"{trials} trials in {len(rows)} rows; {invalid} invalid; {tampered} tampered"
+    if checked:
+        line += f"; {sum(checked)} of {len(checked)} reference rows on their closed form"
+    console.print(line, highlight=False)
+    console.print("Per-family tables (standards, real repositories, withholding): "
+                  "--format markdown; every column: leaderboard.csv", style="dim", highlight=False)

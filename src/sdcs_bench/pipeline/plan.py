@@ -18,6 +18,7 @@ import sys
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from sdcs_bench.trial import config
@@ -217,7 +218,8 @@ def _relative(path: Path) -> str:
         return str(Path(path).resolve())
 
 
-def make_plan(study: str, overrides: list[str] = (), results: Path = Path("results"), name: str | None = None) -> Plan:
+def make_plan(study: str, overrides: list[str] = (), results: Path = Path("results"), name: str | None = None,
+              progress: Callable[..., None] | None = None) -> Plan:
     config.check_option("study", study)
     run = run_name(study, overrides, name)
     study_dir = Path(results) / run
@@ -252,6 +254,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     sources: set[str] = set()
     sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
+        if progress:
+            progress()
         if wid not in workloads:
             workload = load_workload(wid)
             record = {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint()}
@@ -497,7 +501,7 @@ def _differs(files: dict[Path, str]) -> list[Path]:
     return [p for p, text in files.items() if not (p.is_file() and p.read_text() == text)]
 
 
-def write_plan(plan: Plan) -> list[str]:
+def write_plan(plan: Plan, progress: Callable[..., None] | None = None) -> list[str]:
     """Write the plan; return the trials whose config changed (and so will rerun).
 
     Writing takes the study directory's run lock (:mod:`.runlock`), held until this process exits:
@@ -521,6 +525,8 @@ def write_plan(plan: Plan) -> list[str]:
             atomic_write(path, text)
             if path.parent.name == "trials":
                 changed.append(path.stem)
+        if progress and path.parent.name == "trials":
+            progress()
     for stale in _stale(plan, files):
         stale.unlink()
     # Results that travelled without their modification times (dvc pull): finished stages whose

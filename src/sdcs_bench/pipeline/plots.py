@@ -1,0 +1,190 @@
+"""The study's plots, written by ``aggregate`` into ``results/<run>/plots/`` as PNG and SVG (and
+declared as DVC plots):
+
+- ``net_by_arm``: net retention (net / requirements) by arm, one bar per workload and variant, one
+  panel per agent;
+- ``tokens_vs_net``: every trial's tokens against its net retention;
+- ``requirement_survival``: per workload, the share of valid trials in which each requirement
+  passed, for each agent and arm (which requirement an arm loses);
+- ``withholding``: tests passed against the number of withheld facts, beside the published linear
+  prediction, when the study withholds facts.
+
+Every title says what produced its rows (reference policies are labelled as such). The files are
+byte-for-byte reproducible: no dates, fixed SVG ids.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+PLOTS = ("net_by_arm", "tokens_vs_net", "requirement_survival", "withholding")
+FORMATS = ("png", "svg")
+CONTROL_VARIANT = "uninterrupted"  # the no-cleave control: left out of the survival map when cut runs exist
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    matplotlib.rcParams.update({"svg.hashsalt": "specsnap", "font.size": 9, "figure.dpi": 100})
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, out_dir: Path, name: str) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    paths = []
+    for ext in FORMATS:
+        path = out_dir / f"{name}.{ext}"
+        meta = {"Date": None} if ext == "svg" else {"Software": None}
+        fig.savefig(path, format=ext, metadata=meta, bbox_inches="tight")
+        paths.append(path)
+    from matplotlib import pyplot
+
+    pyplot.close(fig)
+    return paths
+
+
+def _sources(frame: pd.DataFrame) -> str:
+    return ", ".join(sorted(set(frame["source"]))) if "source" in frame else ""
+
+
+def write_plots(out_dir: Path, scorecards: pd.DataFrame, board: pd.DataFrame, study: str) -> list[Path]:
+    """Write every plot the study's data supports; returns the files written."""
+    plt = _pyplot()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.iterdir():  # a plot this study no longer supports must not linger
+        if old.suffix.lstrip(".") in FORMATS and old.stem in PLOTS:
+            old.unlink()
+    if board.empty:
+        return []
+    from sdcs_bench.pipeline.aggregate import source_label
+
+    scorecards = scorecards.assign(source=[source_label(*r) for r in
+                                           scorecards[["agent_kind", "model", "harness"]].itertuples(index=False)])
+    written = [*_net_by_arm(plt, out_dir, board, study), *_tokens_vs_net(plt, out_dir, scorecards, board, study),
+               *_requirement_survival(plt, out_dir, scorecards, study)]
+    if board["withheld_k"].notna().any():
+        written += _withholding(plt, out_dir, board, study)
+    plt.close("all")
+    return written
+
+
+def _grid(plt, n: int, width: float = 4.2, height: float = 3.0):
+    cols = min(n, 3)
+    rows = math.ceil(n / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        ax.set_visible(False)
+    return fig, flat[:n]
+
+
+def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Path]:
+    board = board.assign(retention=board["net"] / board["n_requirements"],
+                         series=board["workload"] + " · " + board["variant"])
+    agents = list(dict.fromkeys(board["agent"]))
+    arms = sorted(set(board["arm"]), key=lambda a: (a != "Vanilla", a))
+    series = list(dict.fromkeys(board["series"]))
+    fig, axes = _grid(plt, len(agents))
+    width = 0.8 / max(len(series), 1)
+    for ax, agent in zip(axes, agents):
+        rows = board[board["agent"] == agent]
+        for i, name in enumerate(series):
+            part = rows[rows["series"] == name].set_index("arm")["retention"]
+            ax.bar([a + i * width - 0.4 + width / 2 for a in range(len(arms))], [part.get(arm, float("nan")) for arm in arms],
+                   width=width, label=name)
+        ax.set_xticks(range(len(arms)), arms, rotation=30, ha="right")
+        ax.set_ylim(0, 1.05)
+        ax.set_ylabel("net / requirements")
+        ax.set_title(f"{agent}\n({_sources(rows)})", fontsize=9)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.suptitle(f"Study {study}: net retention by arm")
+    fig.tight_layout()
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=min(len(series), 4), fontsize=7,
+               title="workload · variant")
+    return _save(fig, out_dir, "net_by_arm")
+
+
+def _tokens_vs_net(plt, out_dir: Path, cards: pd.DataFrame, board: pd.DataFrame, study: str) -> list[Path]:
+    cards = cards[cards["valid"].astype(bool)]
+    cards = cards.assign(retention=cards["net"] / cards["n_requirements"])
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for arm, rows in sorted(cards.groupby("arm"), key=lambda item: (item[0] != "Vanilla", item[0])):
+        ax.scatter(rows["tokens"], rows["retention"], label=arm, alpha=0.7, s=24)
+    ax.set_xlabel("tokens per trial (proxy ledger)")
+    ax.set_ylabel("net / requirements")
+    ax.set_ylim(-0.05, 1.05)
+    if (cards["tokens"] == 0).all():
+        ax.text(0.5, 0.5, "no trial spent tokens: reference policies call no model", transform=ax.transAxes,
+                ha="center", fontsize=8, color="0.4")
+    ax.legend(fontsize=7, title="arm")
+    ax.set_title(f"Study {study}: tokens against net retention\n({_sources(cards)})", fontsize=9)
+    return _save(fig, out_dir, "tokens_vs_net")
+
+
+def _survival_matrix(cards: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for card in cards.itertuples(index=False):
+        reqs = json.loads(card.requirements) if isinstance(card.requirements, str) else {}
+        for req, passed in reqs.items():
+            if isinstance(passed, bool):
+                rows.append({"row": f"{card.agent} · {card.arm}", "requirement": req, "passed": passed})
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    order = list(dict.fromkeys(frame["requirement"]))
+    return frame.pivot_table(index="row", columns="requirement", values="passed", aggfunc="mean")[order]
+
+
+def _requirement_survival(plt, out_dir: Path, cards: pd.DataFrame, study: str) -> list[Path]:
+    cards = cards[cards["valid"].astype(bool)]
+    if (cards["variant"] != CONTROL_VARIANT).any():
+        cards = cards[cards["variant"] != CONTROL_VARIANT]
+    mats = [(w, m) for w, part in cards.groupby("workload", sort=True) if not (m := _survival_matrix(part)).empty]
+    if not mats:
+        return []
+    height = sum(max(len(m), 2) * 0.32 + 1.2 for _, m in mats)
+    width = max(6.0, max(len(m.columns) for _, m in mats) * 0.45 + 3.5)
+    fig, axes = plt.subplots(len(mats), 1, figsize=(width, height), squeeze=False)
+    for ax, (workload, mat) in zip(axes[:, 0], mats):
+        image = ax.imshow(mat.to_numpy(dtype=float), vmin=0, vmax=1, cmap="RdYlGn", aspect="auto")
+        ax.set_xticks(range(len(mat.columns)), mat.columns, rotation=60, ha="right", fontsize=7)
+        ax.set_yticks(range(len(mat.index)), mat.index, fontsize=7)
+        ax.set_title(f"{workload}: share of valid trials passing each requirement", fontsize=9)
+        if mat.size <= 400:
+            for (i, j), value in pd.DataFrame(mat.to_numpy()).stack().items():
+                ax.text(j, i, f"{value:.0%}" if value not in (0, 1) else ("✓" if value == 1 else "✗"),
+                        ha="center", va="center", fontsize=6)
+        fig.colorbar(image, ax=ax, fraction=0.03)
+    variants = ", ".join(sorted(set(cards["variant"])))
+    fig.suptitle(f"Study {study}: which requirement each arm loses\n(variants: {variants}; {_sources(cards)})",
+                 fontsize=10)
+    return _save(fig, out_dir, "requirement_survival")
+
+
+def _withholding(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Path]:
+    from sdcs_bench.pipeline.leaderboard import published
+
+    rows = board[board["withheld_k"].notna()]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for (agent, mode, when), part in rows.groupby(["agent", "withhold_mode", "withhold_when"], dropna=False):
+        part = part.sort_values("withheld_k")
+        ax.plot(part["withheld_k"], part["tests_passed"], marker="o", label=f"{agent} · {mode} · {when}")
+    table = next((t for t in published()["tables"] if "withholding" in t["title"]), None)
+    if table is not None:
+        cols = table["columns"]
+        k, pred = cols.index("k withheld"), cols.index("linear prediction")
+        ax.plot([r[k] for r in table["rows"]], [r[pred] for r in table["rows"]], "k--", lw=1,
+                label="published: linear prediction")
+    ax.set_xlabel("motif secrets withheld (k)")
+    ax.set_ylabel("hidden tests passed (mean)")
+    ax.legend(fontsize=7)
+    ax.set_title(f"Study {study}: the withholding curve\n({_sources(rows)})", fontsize=9)
+    return _save(fig, out_dir, "withholding")

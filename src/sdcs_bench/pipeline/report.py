@@ -1,0 +1,230 @@
+"""A study's static HTML report: ``results/<run>/report/``, opened from disk, no server.
+
+- ``index.html``: the study at a glance (the pivots, published rows beside local ones), the
+  leaderboard and the trials as sortable, filterable tables whose rows open the trial pages, and
+  the plots (copied into ``report/plots/`` so the directory stands on its own).
+- ``trials/<trial>.html``, one per trial, holding only that trial's data: the session timeline;
+  per session the cleave (path, time, the diff at the cutoff), the notes files and every file as
+  they were at the cutoff (read from the session's snapshot, never unpacked), the token ledger per
+  call, the transcript and the agent's stderr; the scorecard with its per-requirement map.
+- ``report.json``: the SHA-256 of what the report was made from (written last).
+
+Every byte an agent wrote is treated as hostile: templates escape everything (Jinja2 autoescape),
+and each page carries a Content-Security-Policy that lets no script run on a trial page and only
+the report's own script, by its hash, on the index. Large records are cut at a stated limit, with
+a link to the full file.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import shutil
+import tarfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.pipeline import leaderboard as lb
+from sdcs_bench.pipeline.aggregate import source_label
+from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
+from sdcs_bench.pipeline.layout import StudyLayout, TrialLayout
+
+FILE_LIMIT = 64 * 1024          # bytes of one file shown from a snapshot
+SNAPSHOT_LIMIT = 1024 * 1024    # bytes of file contents shown per session snapshot
+SNAPSHOT_FILES = 500            # files listed per session snapshot
+TRANSCRIPT_LIMIT = 512 * 1024   # bytes of a transcript rendered on the page (the rest: the file's link)
+STDERR_LIMIT = 32 * 1024
+TEXT_PROBE = 8192
+
+
+def _templates():
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    env = Environment(loader=PackageLoader("sdcs_bench", "data/report"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, default=str)
+    env.filters["utc"] = lambda t: (datetime.fromtimestamp(float(t), timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+                                    + " UTC") if t else ""
+    return env
+
+
+def _asset(name: str) -> str:
+    return resources.files("sdcs_bench").joinpath(f"data/report/{name}").read_text()
+
+
+def _csp(script: str | None) -> str:
+    """No script runs on a page except, on the index, the report's own (by its SHA-256)."""
+    scripts = f"'sha256-{base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()}'" if script else "'none'"
+    return (f"default-src 'none'; script-src {scripts}; style-src 'unsafe-inline'; img-src 'self' file: data:; "
+            "base-uri 'none'; form-action 'none'")
+
+
+@dataclass
+class Clipped:
+    text: str
+    clipped: bool
+    size: int
+
+
+def _read_clipped(path: Path, limit: int) -> Clipped | None:
+    if not path.is_file():
+        return None
+    size = path.stat().st_size
+    with path.open("rb") as fh:
+        data = fh.read(limit)
+    return Clipped(data.decode("utf-8", "replace"), size > limit, size)
+
+
+def _jsonl(path: Path, limit: int) -> tuple[list[Any], bool]:
+    """The records of a JSON-lines file up to ``limit`` bytes (a line that is not JSON is kept as text)."""
+    clip = _read_clipped(path, limit)
+    if clip is None:
+        return [], False
+    lines = clip.text.splitlines()
+    if clip.clipped and lines:
+        lines = lines[:-1]  # the last line may be cut in the middle
+    out = []
+    for line in lines:
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                out.append(line)
+    return out, clip.clipped
+
+
+def _snapshot(path: Path, notes: list[str]) -> dict[str, Any]:
+    """The files of a session's snapshot as they were at its end (the cutoff of a cleaved session),
+    read from the archive without unpacking it: regular files only, ``.git`` left out."""
+    files, notes_files, shown, listed, total = [], {}, 0, 0, 0
+    if not path.is_file():
+        return {"files": [], "notes": {}, "missing": True, "more": 0}
+    with tarfile.open(path, "r:*") as tar:
+        for member in tar:
+            name = member.name.lstrip("./")
+            if name == ".git" or name.startswith(".git/") or not member.isfile():
+                continue
+            total += 1
+            want_notes = name in notes
+            if listed >= SNAPSHOT_FILES and not want_notes:
+                continue
+            entry: dict[str, Any] = {"path": name, "size": member.size, "text": None, "clipped": False, "binary": False}
+            if want_notes or shown < SNAPSHOT_LIMIT:
+                fh = tar.extractfile(member)
+                data = fh.read(FILE_LIMIT) if fh else b""
+                if b"\0" in data[:TEXT_PROBE]:
+                    entry["binary"] = True
+                else:
+                    entry["text"] = data.decode("utf-8", "replace")
+                    entry["clipped"] = member.size > FILE_LIMIT
+                    shown += len(data)
+            if want_notes:
+                notes_files[name] = entry
+            if listed < SNAPSHOT_FILES:
+                files.append(entry)
+                listed += 1
+    for name in notes:
+        notes_files.setdefault(name, None)  # a notes file the session did not leave behind
+    return {"files": sorted(files, key=lambda f: f["path"]), "notes": notes_files, "missing": False,
+            "more": total - listed}
+
+
+def _sessions(study_dir: Path, trial: str, stages: list[str], notes: list[str]) -> list[dict[str, Any]]:
+    layout = TrialLayout(str(study_dir), trial)
+    out = []
+    for stage in [s for s in stages if s.startswith("session_")]:
+        files = {k: Path(v) for k, v in layout.outputs(stage).items()}
+        record = json.loads(files["stage"].read_text())
+        session = record.get("session") or {}
+        calls, calls_clipped = _jsonl(files["ledger"], TRANSCRIPT_LIMIT)
+        transcript, transcript_clipped = _jsonl(files["transcript"], TRANSCRIPT_LIMIT)
+        out.append({
+            "stage": stage, "record": record, "session": session, "cleave": session.get("cleave") or {},
+            "calls": calls, "calls_clipped": calls_clipped,
+            "transcript": transcript, "transcript_clipped": transcript_clipped,
+            "transcript_size": files["transcript"].stat().st_size if files["transcript"].is_file() else 0,
+            "stderr": _read_clipped(files["stderr"], STDERR_LIMIT),
+            "snapshot": _snapshot(files["snapshot"], notes),
+            "raw": {k: f"../../trials/{trial}/{stage}/{p.name}" for k, p in files.items()},
+        })
+    return out
+
+
+def _timeline(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each session as a bar whose width is its share of the trial's wall time, the cleave marked."""
+    total = sum(float(s["session"].get("wall_s") or 0) for s in sessions) or 1.0
+    bars = []
+    for s in sessions:
+        wall = float(s["session"].get("wall_s") or 0)
+        at = s["cleave"].get("at_s") if s["cleave"].get("fired") else None
+        bars.append({"label": s["session"].get("session", s["stage"]), "status": s["session"].get("status"),
+                     "width": round(100 * wall / total, 2), "wall_s": wall,
+                     "cleave_at": round(100 * float(at) / wall, 2) if at is not None and wall else None})
+    return bars
+
+
+def _requirements(card: dict[str, Any]) -> list[tuple[str, Any]]:
+    return list((card.get("requirements") or {}).items())
+
+
+def _trial_page(env, study_dir: Path, cell: dict[str, str], study: str) -> str:
+    layout = TrialLayout(str(study_dir), cell["trial"])
+    card = json.loads(Path(layout.file("score", "scorecard.json")).read_text())
+    plan = json.loads(Path(StudyLayout(str(study_dir)).trial_file(cell["trial"])).read_text())
+    arm = plan.get("arm") or {}
+    notes = list(dict.fromkeys([*(arm.get("memory_files") or []), *([arm["notes_file"]] if arm.get("notes_file") else [])]))
+    sessions = _sessions(study_dir, cell["trial"], cell["stages"].split(","), notes)
+    return env.get_template("trial.html.j2").render(
+        study=study, card=card, cell=cell, arm=arm, notes=notes, sessions=sessions, timeline=_timeline(sessions),
+        requirements=_requirements(card), source=source_label(card["agent_kind"], card.get("model"), card.get("harness")),
+        csp=_csp(None), css=_asset("report.css"), limits={"file": FILE_LIMIT, "transcript": TRANSCRIPT_LIMIT},
+        published_label=lb.PUBLISHED_LABEL)
+
+
+def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame, plots: list[str]) -> str:
+    script = _asset("report.js")
+    trials_by_group: dict[tuple, list[str]] = {}
+    for card in cards.itertuples(index=False):
+        trials_by_group.setdefault((card.workload, card.arm, card.agent, card.variant), []).append(card.trial)
+    rows = [{**row, "trials_list": trials_by_group.get((row["workload"], row["arm"], row["agent"], row["variant"]), [])}
+            for row in board["rows"]]
+    cards = cards.assign(source=[source_label(*r) for r in cards[["agent_kind", "model", "harness"]].itertuples(index=False)])
+    return env.get_template("index.html.j2").render(
+        board=board, rows=rows, cards=cards.to_dict("records"), pivots=lb.pivots(board, lb.published()["tables"]),
+        plots=plots, legend=lb.LEGEND, published_label=lb.PUBLISHED_LABEL, local_label=lb.LOCAL_LABEL,
+        csp=_csp(script), css=_asset("report.css"), script=script)
+
+
+def write_report(study_dir: Path, progress: Any = None) -> Path:
+    """Write the report of an aggregated study; returns ``index.html``. ``progress``: a callable
+    given each trial's id as its page is written (the CLI's progress bar)."""
+    from sdcs_bench.pipeline.plan import read_cells
+
+    study = StudyLayout(str(study_dir))
+    board = lb.local(Path(study_dir))
+    if board is None:
+        raise FileNotFoundError(f"{study_dir}: no leaderboard.json; run the aggregate first")
+    cards = pd.read_csv(study.scorecards)
+    out = Path(study.report_dir)
+    (out / "trials").mkdir(parents=True, exist_ok=True)
+    plots = []
+    if Path(study.plots_dir).is_dir():
+        shutil.copytree(study.plots_dir, out / "plots", dirs_exist_ok=True)
+        plots = sorted(p.name for p in (out / "plots").glob("*.svg"))
+    env = _templates()
+    cells = read_cells(Path(study.cells))
+    for cell in cells:
+        atomic_write(out / "trials" / f"{cell['trial']}.html", _trial_page(env, Path(study_dir), cell, board["study"]))
+        if progress:
+            progress(cell["trial"])
+    atomic_write(Path(study.report_index), _index_page(env, Path(study_dir), board, cards, plots))
+    inputs = [study.aggregate_record, study.leaderboard("json"), study.scorecards]
+    atomic_write(Path(study.report_record), json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
+    return Path(study.report_index)
