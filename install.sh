@@ -39,6 +39,15 @@ if [ "${SPECSNAP_SKIP_CLUSTER:-0}" != 1 ] && command -v apt-get >/dev/null 2>&1 
   $sudo apt-get update -qq && $sudo apt-get install -y -qq slurm-wlm munge
 fi
 
+# Headless Chromium, which the report's browser test drives (tests/test_report.py, through Playwright
+# for Python pointed at this binary: Playwright's own browser download needs the internet).
+# SPECSNAP_SKIP_BROWSER=1 skips this step; the report itself needs no browser to be written.
+if [ "${SPECSNAP_SKIP_BROWSER:-0}" != 1 ] && ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium
+fi
+
 python3 -m pip install --disable-pip-version-check -q -e ".[dev]"
 
 # The real agent CLIs (harnesses/pins.yaml: Claude Code, Codex, Gemini CLI, opencode via npm;

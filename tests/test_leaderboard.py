@@ -1,0 +1,140 @@
+"""``specsnap leaderboard`` in its four formats: readable at 80 columns, every row labelled by its
+source, JSON valid against the shipped schema, and the published numbers as the source documents
+state them."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import jsonschema
+import pandas as pd
+import pytest
+from conftest import specsnap
+from rich.console import Console
+
+from sdcs_bench.pipeline import leaderboard as lb
+from sdcs_bench.pipeline.aggregate import leaderboard as make_board
+
+ARMS = ["Vanilla", "AGENTS_MD_Only", "State_MD_Only", "Tuned_Reference", "Gate_I", "Memory_Bank", "Claude_Memory",
+        "Handoff_Note", "Spec_First"]
+
+
+def _card(trial: str, arm: str, agent: str, kind: str, net: int, **extra) -> dict:
+    return {"trial": trial, "workload": "tier_3", "arm": arm, "agent": agent, "agent_kind": kind, "variant": "none",
+            "model": extra.pop("model", "none"), "harness": extra.pop("harness", "reference"), "n_requirements": 24,
+            "raw": net, "net": net, "tes": float(net), "tokens": 1000, "s1_edit_survived": True, "expected_net": None,
+            "matches_expected": None, "poison_survived": "", "valid": True, "invalid_reasons": "", "tampered": False,
+            "tamper_evidence": "", **extra}
+
+
+@pytest.fixture
+def study(tmp_path) -> Path:
+    """A study of nine arms, a reference policy (two seeds) and a real agent, aggregated."""
+    cards = []
+    for i, arm in enumerate(ARMS):
+        cards += [_card(f"r{i}a", arm, "ref_oracle", "reference policy", 24, expected_net=24, matches_expected=True),
+                  _card(f"r{i}b", arm, "ref_oracle", "reference policy", 23, expected_net=24, matches_expected=False),
+                  _card(f"m{i}", arm, "opus", "model", 17 + i % 3, model="claude-opus-5.5", harness="claude_code")]
+    board = make_board(pd.DataFrame(cards))
+    out = tmp_path / "results" / "nine"
+    out.mkdir(parents=True)
+    rows = json.loads(board.to_json(orient="records"))
+    (out / "leaderboard.json").write_text(json.dumps({"study": "nine", "run": "nine", "notice": "N", "rows": rows}))
+    (out / "leaderboard.md").write_text("# local\n")
+    return out
+
+
+def test_the_table_fits_80_columns_and_cuts_no_cell(study):
+    buf = io.StringIO()
+    lb.print_table(study, Console(file=buf, width=80, color_system=None))
+    text = buf.getvalue()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in text
+    flat = " ".join(re.sub("[│┃]", " ", text).split())  # a wrapped cell read as one line
+    for arm in ARMS:  # nine arms: split over several tables, each header whole
+        assert f" {arm} " in flat, arm
+    assert "23.5/24*" in text  # a mean of two seeds, flagged off its closed form
+    assert "(reference policy)" in flat and "(real agent: claude-opus-5.5 via claude_code)" in flat
+    assert "(published)" in text and "17-23/24" in text  # the published tier_3 rows in the same pivot
+
+
+def test_every_cell_of_the_pivot_appears_in_some_chunk(study):
+    (pivot,) = lb.pivots(lb.local(study), lb.published()["tables"])
+    chunks = lb._arm_chunks(pivot, 80)
+    assert len(chunks) > 1 and [a for c in chunks for a in c] == pivot.arms
+    assert pivot.arms[0] == "Vanilla"
+    real = next(r for r in pivot.rows if r.source.startswith("real agent"))
+    assert real.cells["Vanilla"]["text"] == "17/24" and real.cells["Vanilla"]["trials"] == 1
+
+
+def test_json_validates_against_the_shipped_schema_and_the_schema_bites(study):
+    doc = json.loads(lb.as_json(study))
+    schema = json.loads((Path(lb.__file__).parent.parent / "data" / "leaderboard.schema.json").read_text())
+    jsonschema.validate(doc, schema)
+    assert {row["source"] for row in doc["local"]["rows"]} == {"reference policy",
+                                                                "real agent: claude-opus-5.5 via claude_code"}
+    assert all(r["source"] == "published" for t in doc["published"]["tables"] for r in t["rows"])
+    forged = json.loads(json.dumps(doc))
+    forged["local"]["rows"][0]["source"] = "model"  # a row that does not say what produced it
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(forged, schema)
+    unlabelled = json.loads(json.dumps(doc))
+    unlabelled["published"]["label"] = "numbers"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(unlabelled, schema)
+
+
+def test_csv_and_markdown_label_every_row(study):
+    rows = list(csv.DictReader(io.StringIO(lb.as_csv(study))))
+    assert {r["source"] for r in rows} == {"published", "reference policy", "real agent: claude-opus-5.5 via claude_code"}
+    assert all(r["arm"] and r["workload"] and r["of"] for r in rows)
+    md = lb.as_markdown(study)
+    assert "| agent | source | Vanilla | AGENTS_MD_Only |" in md and "| range over models | published |" in md
+
+
+# The published figures, as the source documents state them (the SpecSnap overview; the coherence-debt
+# paper's standards and withholding results; its enumeration summary).
+PUBLISHED_TIERS = {
+    ("tier_2", "State_MD_Only", "all three models"): (8, 8),
+    ("tier_3", "State_MD_Only", "range over models"): ("17-23", 24),
+    ("tier_3", "State_MD_Only", "Claude Opus 5.5"): (19, 24),
+    ("tier_3", "Tuned_Reference", "all three models"): (24, 24),
+    ("tier_4", "State_MD_Only", "Claude Opus 5.5"): (10, 36),
+    ("tier_4", "State_MD_Only", "Gemini 4 Argon"): (33, 36),
+    ("tier_4", "State_MD_Only", "Grok Build 4.7"): (25, 36),
+    ("tier_4", "Tuned_Reference", "Grok Build 4.7"): ("0 / 33", 36),
+}
+
+
+def test_the_published_numbers_in_the_json_are_the_source_documents(tmp_path):
+    result = specsnap("leaderboard", "--format", "json", "--results", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    tables = {t["title"]: t for t in doc["published"]["tables"]}
+    tiers = {(r["values"]["tier"], r["values"]["arm"], r["values"]["model"]): (r["values"]["net"], r["values"]["of"])
+             for r in tables[lb.TIERS_TABLE]["rows"]}
+    for key, want in PUBLISHED_TIERS.items():
+        assert tiers[key] == want, key
+    withhold = next(t for title, t in tables.items() if "withholding" in title)
+    assert [(r["values"]["k withheld"], r["values"]["stub"]) for r in withhold["rows"]] == [
+        (0, 32), (2, 24), (4, 16), (6, 8), (8, 0)]
+    standards = next(t for title, t in tables.items() if "decisions written the better way" in title)
+    assert {r["values"]["condition"]: r["values"]["better_share"] for r in standards["rows"]} == {
+        "standard_correct": "100%", "standard_none": "33%", "standard_stale": "0%"}
+    enumeration = next(t for title, t in tables.items() if "Estimator enumeration" in title)
+    assert {r["values"]["figure"]: r["values"]["published"] for r in enumeration["rows"]} == {
+        "runs": 1089, "fully_covered": 124, "event_only_false_alarms": 119, "all_read": 5, "union_aware_exact": 1089,
+        "overstatement_equals_parametric": 1089, "overstatement_mean": 1.84, "overstatement_max": 6}
+    assert doc["local"]["rows"] == [] and doc["local"]["pivots"] == []
+
+
+def test_leaderboard_csv_format_from_the_cli(study):
+    result = specsnap("leaderboard", "--format", "csv", "--results", str(study.parent), "--study", "nine")
+    assert result.returncode == 0 and result.stdout.startswith("source,workload,variant,agent,arm,net,of")
+    bad = specsnap("leaderboard", "--format", "html")
+    assert bad.returncode == 2 and all(f in bad.stderr for f in lb.FORMATS)
