@@ -140,3 +140,34 @@ def test_plan_refuses_a_real_agent_without_its_key(tmp_path, agent, var):
 def test_replay_agents_are_labelled_in_the_agent_list():
     out = specsnap("list", "agents", env={"COLUMNS": "250"}).stdout
     assert "replay (scripted, no model)" in out and "reference policy" in out
+
+
+def _in_a_terminal(*args: str, cwd: Path) -> str:
+    """Run specsnap with its output on a pseudo-terminal (as a user at a shell sees it)."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {**os.environ, "TERM": "xterm", "COLUMNS": "100"}
+    proc = subprocess.Popen([sys.executable, "-m", "sdcs_bench.cli", *args], cwd=cwd, stdin=slave, stdout=slave,
+                            stderr=slave, env=env, close_fds=True)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert proc.wait(timeout=300) == 0, out.decode(errors="replace")[-3000:]
+    return out.decode(errors="replace")
+
+
+def test_long_cli_work_shows_progress_on_a_terminal_and_plain_lines_elsewhere(tmp_path):
+    shown = _in_a_terminal("plan", "--study", "smoke", "--results", str(tmp_path / "tty"), cwd=ROOT)
+    assert "writing 36 trial files" in shown and "36/36" in shown and "composing study smoke" in shown
+    piped = specsnap("plan", "--study", "smoke", "--results", str(tmp_path / "pipe"))
+    assert piped.returncode == 0 and "36/36" not in piped.stderr and "\x1b[" not in piped.stderr
+    assert "36 trials planned" in piped.stderr

@@ -94,7 +94,8 @@ def test_pushed_results_pulled_into_a_fresh_clone_are_up_to_date(tmp_path):
     assert not (fresh / "results" / "smoke" / "trials").exists()
     _dvc(fresh, "pull", "smoke")
     pulled = fresh / "results" / "smoke"
-    for name in ("leaderboard.json", "leaderboard.csv", "scorecards.csv", "ledger.csv"):
+    for name in ("leaderboard.json", "leaderboard.csv", "scorecards.csv", "ledger.csv", "report/index.html",
+                 "plots/net_by_arm.svg"):
         assert (pulled / name).read_bytes() == (origin / "results" / "smoke" / name).read_bytes(), name
     assert not (fresh / ".snakemake").exists()  # Snakemake's own records stayed with the origin
 
@@ -109,7 +110,8 @@ def test_pushed_results_pulled_into_a_fresh_clone_are_up_to_date(tmp_path):
     assert "turn_delay_s: 0.3" in text
     agent.write_text(text.replace("turn_delay_s: 0.3", "turn_delay_s: 0.2"))
     jobs = _planned_jobs(_dry_run(fresh))
-    assert jobs == {("scaffold", NULL), ("session", NULL), ("score", NULL), ("aggregate", ""), ("all", "")}, jobs
+    assert jobs == {("scaffold", NULL), ("session", NULL), ("score", NULL), ("aggregate", ""), ("report", ""),
+                    ("all", "")}, jobs
 
 
 def test_a_stage_older_than_its_inputs_is_kept_only_when_they_are_the_bytes_it_recorded(tmp_path):

@@ -138,8 +138,8 @@ def test_every_trial_ran_as_one_sbatch_job_and_slurm_saw_each(runs):
     run_id = run_id.group(1)
     submitted = dict(re.findall(r"submitted with SLURM jobid (\d+) \(log: (\S+?)\)", out))
     assert len(submitted) == len(cells), out[-4000:]  # one cluster job per trial
-    # ... and nothing of a trial ran in the main process: only the aggregate and the target did.
-    assert set(re.findall(r"^localrule (\w+):", out, re.M)) == {"aggregate", "all"}
+    # ... and nothing of a trial ran in the main process: only the aggregate, the report and the target did.
+    assert set(re.findall(r"^localrule (\w+):", out, re.M)) == {"aggregate", "report", "all"}
 
     # SLURM's own record: exactly these jobs of this run, all completed, exit 0, in this workdir.
     ours = [job for job in jobcomp(runs["scratch"]) if job["Name"] == run_id]

@@ -31,14 +31,13 @@ rule aggregate:
 
 
 # The static HTML report (docs/report.md): a page per trial, read from the trials' own records.
-# Those records change only with their session's stage.json, which the aggregate takes, so the
-# report follows the aggregate's outputs.
 rule report:
     input:
         record=STUDY.aggregate_record,
         leaderboard=STUDY.leaderboard("json"),
         scorecards=STUDY.scorecards,
         plots=STUDY.plots_dir,
+        records=report_records(),
     output:
         directory(STUDY.report_dir),
     log:

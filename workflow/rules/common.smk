@@ -288,5 +288,19 @@ def session_records():
     return [STUDY.trial(t).stage_json(s) for t, s in session_stages()]
 
 
+def report_records():
+    """The trials' own records a report page reads. They change only with their session's
+    stage.json, which the aggregate takes, so on a shared file system the report need only follow
+    the aggregate's outputs; without one (a default storage provider) every file it reads must be
+    declared, to be fetched."""
+    if not IN_STORAGE:
+        return []
+    files = [STUDY.cells, *(STUDY.trial_file(t) for t in CELLS), *scorecards()]
+    for trial, stage in session_stages():
+        outputs = STUDY.trial(trial).outputs(stage)
+        files += [outputs[k] for k in ("stage", "snapshot", "ledger", "transcript", "stderr")]
+    return files
+
+
 def get_final_output():
     return [*(STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS), STUDY.report_dir]
