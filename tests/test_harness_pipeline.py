@@ -7,6 +7,7 @@ import json
 
 import pandas as pd
 import pytest
+from conftest import specsnap
 from test_pipeline import snakemake
 
 from sdcs_bench.trial import config
@@ -59,6 +60,18 @@ def test_replay_rows_are_labelled_never_model_results(study):
     assert set(board["agent_kind"]) == {"replay (scripted, no model)"}
     calls = pd.read_csv(study / "calls.csv")
     assert set(calls["source"]) == {"proxy"} and set(calls["agent"]) == set(REPLAY_AGENTS)
+    # Each row names its harness and says no model was called: the leaderboard, its JSON, the report.
+    assert {s for s in board["source"]} == {f"replay ({h}, scripted, no model)" for h in board["harness"]}
+    doc = json.loads(specsnap("leaderboard", "--format", "json", "--results", str(study.parent), "--study",
+                              study.name).stdout)
+    assert {r["source"] for r in doc["local"]["rows"]} == set(board["source"])
+    index = (study / "report" / "index.html").read_text()
+    assert "they are not model results" in index
+    for harness in set(board["harness"]):
+        assert f"replay ({harness}, scripted, no model)" in index
+    for agent in REPLAY_AGENTS:  # each trial page shows the calls its harness made through the proxy
+        page = (study / "report" / "trials" / f"tier_2__AGENTS_MD_Only__{agent}__none__s0.html").read_text()
+        assert "scripted replay" in page and '<table class="calls">' in page
 
 
 def test_no_api_key_text_reaches_results(tmp_path, monkeypatch):

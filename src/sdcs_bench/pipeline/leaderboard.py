@@ -14,6 +14,7 @@ cell is read beside the number the study recorded for it.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -40,9 +41,11 @@ def _data(name: str) -> str:
     return resources.files("sdcs_bench").joinpath(f"data/{name}").read_text()
 
 
+@functools.lru_cache(maxsize=1)
 def published() -> dict[str, Any]:
     """The recorded tables, and the published figures this checkout can recompute on the spot (the
-    estimator enumeration), each beside its local value in a column that says so."""
+    estimator enumeration), each beside its local value in a column that says so. Computed once
+    per process; callers read it and never change it."""
     data = yaml.safe_load(_data("published.yaml"))
     return {**data, "tables": [*data["tables"], _enumeration_table()]}
 

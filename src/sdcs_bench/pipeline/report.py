@@ -196,8 +196,10 @@ def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame
     rows = [{**row, "trials_list": trials_by_group.get((row["workload"], row["arm"], row["agent"], row["variant"]), [])}
             for row in board["rows"]]
     cards = cards.assign(source=[source_label(*r) for r in cards[["agent_kind", "model", "harness"]].itertuples(index=False)])
+    tables = lb.published()["tables"]
     return env.get_template("index.html.j2").render(
-        board=board, rows=rows, cards=cards.to_dict("records"), pivots=lb.pivots(board, lb.published()["tables"]),
+        board=board, rows=rows, cards=cards.to_dict("records"), pivots=lb.pivots(board, tables),
+        published_tables=lb.document(study_dir)["published"]["tables"],
         plots=plots, legend=lb.LEGEND, published_label=lb.PUBLISHED_LABEL, local_label=lb.LOCAL_LABEL,
         csp=_csp(script), css=_asset("report.css"), script=script)
 
