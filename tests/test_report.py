@@ -132,7 +132,7 @@ def _poison_trial(study_dir: Path) -> None:
         members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
     with tarfile.open(snapshot, "w:gz") as tar:
         for member, data in members:
-            if member.name.lstrip("./") == "state.md":
+            if member.name.removeprefix("./") == "state.md":
                 data += ATTACK.encode()
                 member.size = len(data)
             tar.addfile(member, io.BytesIO(data) if data is not None else None)
@@ -156,6 +156,9 @@ def test_what_an_agent_wrote_is_shown_as_text_and_runs_nothing(study, browser, s
     text = page.inner_text("body")
     assert text.count("<script>window.__pwned = 1</script>") >= 3  # transcript (twice) and the diff
     assert "state.md" in text and ATTACK in page.locator("section#session_1 pre.notes[data-path='state.md']").inner_text()
+    listed = page.locator("section#session_1 details summary code").all_inner_texts()
+    assert f"{ATTACK}.py" in listed and "state.md" in listed
+    assert not [p for p in listed if p.startswith((".git/", "git/"))]  # the repository's own store is left out
     _shot(page, shots, "hostile-trial")
     page.close()
     index = _page(browser, (copy / "report" / "index.html").as_uri())

@@ -100,6 +100,14 @@ def _jsonl(path: Path, limit: int) -> tuple[list[Any], bool]:
     return out, clip.clipped
 
 
+def _member_path(name: str) -> str:
+    """An archive member's path relative to the tree (``./a/b`` and ``/a/b`` -> ``a/b``; ``.git``
+    keeps its dot)."""
+    while name.startswith("./"):
+        name = name[2:]
+    return name.lstrip("/")
+
+
 def _snapshot(path: Path, notes: list[str]) -> dict[str, Any]:
     """The files of a session's snapshot as they were at its end (the cutoff of a cleaved session),
     read from the archive without unpacking it: regular files only, ``.git`` left out."""
@@ -108,7 +116,7 @@ def _snapshot(path: Path, notes: list[str]) -> dict[str, Any]:
         return {"files": [], "notes": {}, "missing": True, "more": 0}
     with tarfile.open(path, "r:*") as tar:
         for member in tar:
-            name = member.name.lstrip("./")
+            name = _member_path(member.name)
             if name == ".git" or name.startswith(".git/") or not member.isfile():
                 continue
             total += 1
