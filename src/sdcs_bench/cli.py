@@ -64,6 +64,12 @@ TierOpt = Annotated[Optional[int], typer.Option("--tier", help="shorthand for --
 WorkloadOpt = Annotated[Optional[str], typer.Option("--workload", help="workload id (see `specsnap list workloads`)")]
 BackendOpt = Annotated[str, typer.Option("--backend", help="sandbox backend: auto, bwrap, docker or local")]
 ResultsOpt = Annotated[Path, typer.Option("--results", help="results directory")]
+RUN_HELP = "a directory under --results (a study's name, <study>+<digest>, or a --name)"
+AggregateRunOpt = Annotated[str, typer.Option("--study", help=f"the run to aggregate: {RUN_HELP}")]
+ReportRunOpt = Annotated[str, typer.Option("--study", help=f"the run to report: {RUN_HELP}")]
+ShownRunOpt = Annotated[str, typer.Option("--study", help=f"the local run to show: {RUN_HELP}")]
+StudyDirOpt = Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of "
+                                                     "--results/--study)")]
 
 
 class Listable(str, Enum):
@@ -419,10 +425,9 @@ def plan(
 
 @app.command("aggregate")
 def aggregate(
-    study: Annotated[str, typer.Option("--study", help="the run to aggregate: a directory under --results "
-                                       "(a study's name, <study>+<digest>, or a --name)")] = "smoke",
+    study: AggregateRunOpt = "smoke",
     results: ResultsOpt = Path("results"),
-    study_dir: Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of --results/--study)")] = None,
+    study_dir: StudyDirOpt = None,
 ) -> None:
     """Collect a study's scorecards into scorecards.csv, ledger.csv and leaderboard.{csv,md,json}."""
     from sdcs_bench.pipeline.aggregate import aggregate as run
@@ -436,8 +441,7 @@ def aggregate(
 def leaderboard(
     format: Annotated[Format, typer.Option("--format", help="table (fits the terminal), markdown, json "
                                                    "(checked against data/leaderboard.schema.json) or csv")] = Format.table,
-    study: Annotated[str, typer.Option("--study", help="the local run to show: a directory under --results "
-                                       "(a study's name, <study>+<digest>, or a --name)")] = "smoke",
+    study: ShownRunOpt = "smoke",
     results: ResultsOpt = Path("results"),
 ) -> None:
     """Print the study's published tables (labelled as such) beside local results."""
@@ -456,10 +460,9 @@ def leaderboard(
 
 @app.command("report")
 def report(
-    study: Annotated[str, typer.Option("--study", help="the run to report: a directory under --results "
-                                       "(a study's name, <study>+<digest>, or a --name)")] = "smoke",
+    study: ReportRunOpt = "smoke",
     results: ResultsOpt = Path("results"),
-    study_dir: Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of --results/--study)")] = None,
+    study_dir: StudyDirOpt = None,
 ) -> None:
     """Write the study's static HTML report (report/index.html, a page per trial) from its aggregate."""
     from sdcs_bench.core.progress import progress
