@@ -138,3 +138,20 @@ def test_leaderboard_csv_format_from_the_cli(study):
     assert result.returncode == 0 and result.stdout.startswith("source,workload,variant,agent,arm,net,of")
     bad = specsnap("leaderboard", "--format", "html")
     assert bad.returncode == 2 and all(f in bad.stderr for f in lb.FORMATS)
+
+
+def test_a_leaderboard_aggregated_before_rows_named_their_source_still_shows_and_validates(study):
+    data = json.loads((study / "leaderboard.json").read_text())
+    for row in data["rows"]:
+        for key in ("source", "model", "harness"):
+            row.pop(key)
+    (study / "leaderboard.json").write_text(json.dumps(data))
+    doc = json.loads(lb.as_json(study))  # validated on the way
+    assert {r["source"] for r in doc["local"]["rows"]} == {"reference policy", "real agent: unknown via unknown"}
+
+
+def test_an_unknown_run_is_refused_naming_the_runs_there(study):
+    result = specsnap("leaderboard", "--results", str(study.parent), "--study", "nien")
+    assert result.returncode == 2 and "no run 'nien'" in result.stderr and "valid choices: nine" in result.stderr
+    result = specsnap("report", "--results", str(study.parent), "--study", "nien")
+    assert result.returncode == 2 and "valid choices: nine" in result.stderr

@@ -437,6 +437,16 @@ def aggregate(
     print(f"{where}: leaderboard with {len(board)} rows", file=sys.stderr)
 
 
+def _run_dir(results: Path, study: str) -> Path:
+    """``results/<study>``; a name that is not there while other runs are is refused, naming them
+    (with no runs at all, the caller says there is nothing local yet)."""
+    where = results / study
+    runs = sorted(p.parent.name for p in results.glob("*/leaderboard.json"))
+    if not where.is_dir() and runs:
+        raise SpecSnapError(f"no run '{study}' under {results}", runs)
+    return where
+
+
 @app.command("leaderboard")
 def leaderboard(
     format: Annotated[Format, typer.Option("--format", help="table (fits the terminal), markdown, json "
@@ -447,7 +457,7 @@ def leaderboard(
     """Print the study's published tables (labelled as such) beside local results."""
     from sdcs_bench.pipeline import leaderboard as lb
 
-    study_dir = results / study
+    study_dir = _run_dir(results, study)
     if format is Format.json:
         print(lb.as_json(study_dir))
     elif format is Format.markdown:
@@ -469,7 +479,7 @@ def report(
     from sdcs_bench.pipeline.plan import read_cells
     from sdcs_bench.pipeline.report import write_report
 
-    where = _writing(study_dir or results / study)
+    where = _writing(study_dir or _run_dir(results, study))
     cells = where / "plan" / "cells.tsv"
     if not (where / "leaderboard.json").is_file() or not cells.is_file():
         raise SpecSnapError(f"{where}: no aggregated study here (plan/cells.tsv and leaderboard.json); run "

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from sdcs_bench.pipeline.aggregate import PUBLISHED_SOURCE
+from sdcs_bench.pipeline.aggregate import PUBLISHED_SOURCE, source_label
 
 PUBLISHED_LABEL = "PUBLISHED (recorded by the source studies, not reproduced by this run)"
 LOCAL_LABEL = "LOCAL (produced by this checkout)"
@@ -61,8 +61,17 @@ def _enumeration_table() -> dict[str, Any]:
 
 
 def local(study_dir: Path) -> dict[str, Any] | None:
+    """The run's ``leaderboard.json``; rows aggregated before rows named their source get it from
+    their kind (model and harness "unknown" where the row does not say)."""
     path = study_dir / "leaderboard.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    if not path.is_file():
+        return None
+    board = json.loads(path.read_text())
+    for row in board.get("rows", []):
+        row.setdefault("model", "unknown")
+        row.setdefault("harness", "unknown" if row["agent_kind"] != "reference policy" else "reference")
+        row.setdefault("source", source_label(row["agent_kind"], row["model"], row["harness"]))
+    return board
 
 
 # --- the pivot -------------------------------------------------------------------------------------
