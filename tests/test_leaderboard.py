@@ -65,9 +65,10 @@ def test_the_table_fits_80_columns_and_cuts_no_cell(study):
 
 def test_every_cell_of_the_pivot_appears_in_some_chunk(study):
     (pivot,) = lb.pivots(lb.local(study), lb.published()["tables"])
-    chunks = lb._arm_chunks(pivot, 80)
-    assert len(chunks) > 1 and [a for c in chunks for a in c] == pivot.arms
-    assert pivot.arms[0] == "Vanilla"
+    chunks = lb._column_chunks(pivot, 80)
+    assert (pivot.axis, pivot.fixed) == ("arm", "none")
+    assert len(chunks) > 1 and [a for c in chunks for a in c] == pivot.columns
+    assert pivot.columns[0] == "Vanilla"
     real = next(r for r in pivot.rows if r.source.startswith("real agent"))
     assert real.cells["Vanilla"]["text"] == "17/24" and real.cells["Vanilla"]["trials"] == 1
 
@@ -155,3 +156,32 @@ def test_an_unknown_run_is_refused_naming_the_runs_there(study):
     assert result.returncode == 2 and "no run 'nien'" in result.stderr and "valid choices: nine" in result.stderr
     result = specsnap("report", "--results", str(study.parent), "--study", "nien")
     assert result.returncode == 2 and "valid choices: nine" in result.stderr
+
+
+def test_a_workload_under_one_arm_is_one_table_with_a_column_per_variant_and_its_own_measure(tmp_path):
+    """The standards and withholding studies run one arm over many variants: one table, a column
+    per variant, the cell giving the family's measure."""
+    cards = []
+    for k in (0, 4, 8):
+        cards.append(_card(f"w{k}", "Vanilla", "ref_every_fact", "reference policy", 8, variant=f"withhold_k{k}_stub",
+                           withheld_k=k, withhold_mode="stub", withhold_when="before_s1", tests_passed=32 - 4 * k,
+                           tests_total=32, expected_tests=32 - 4 * k))
+        cards.append(_card(f"s{k}", "Vanilla", "ref_follow_code", "reference policy", 12, variant=f"standard_{k}",
+                           std_better_share=k / 8, workload="standards"))
+    board = make_board(pd.DataFrame(cards))
+    out = tmp_path / "one_arm"
+    out.mkdir()
+    (out / "leaderboard.json").write_text(json.dumps({"study": "w", "run": "one_arm", "notice": "N",
+                                                      "rows": json.loads(board.to_json(orient="records"))}))
+    by_workload = {p.workload: p for p in lb.pivots(lb.local(out), lb.published()["tables"])}
+    facts, standards = by_workload["tier_3"], by_workload["standards"]
+    assert (facts.axis, facts.fixed, facts.columns) == ("variant", "Vanilla",
+                                                        ["withhold_k0_stub", "withhold_k4_stub", "withhold_k8_stub"])
+    assert [facts.rows[0].cells[c]["text"] for c in facts.columns] == ["32/32t", "16/32t", "0/32t"]
+    assert [standards.rows[0].cells[c]["text"] for c in standards.columns] == ["12/24 0%b", "12/24 50%b", "12/24 100%b"]
+    buf = io.StringIO()
+    lb.print_table(out, Console(file=buf, width=80, color_system=None))
+    assert max(len(line) for line in buf.getvalue().splitlines()) <= 80 and "…" not in buf.getvalue()
+    assert buf.getvalue().count("tier_3 · arm Vanilla") >= 1
+    jsonschema.validate(lb.document(out), json.loads((Path(lb.__file__).parent.parent / "data" /
+                                                      "leaderboard.schema.json").read_text()))

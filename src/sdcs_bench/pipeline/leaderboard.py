@@ -2,7 +2,8 @@
 the leaderboard this checkout produced locally, in four formats.
 
 The view a researcher reads at a glance is a *pivot* per (workload, variant): one row per agent,
-one column per arm, each cell ``net/of`` (the mean net score over the row's valid trials, of the
+one column per arm (a workload run under one arm: one pivot, a column per variant), each cell
+``net/of`` (the mean net score over the row's valid trials, of the
 workload's requirements). Every row names its source: ``published`` (the original study's
 numbers, which this checkout did not produce), ``reference policy``, ``replay`` or a real agent
 with its model and harness. The published rows of the same tier sit in the same pivot, so a local
@@ -33,8 +34,9 @@ SCHEMA = "specsnap.leaderboard/1"
 FORMATS = ("table", "markdown", "json", "csv")
 # The published table whose rows are (tier, arm, model, net, of): the one that joins the local pivots.
 TIERS_TABLE = "Synthetic tiers: net requirements retained"
-LEGEND = ("cell: mean net/of over the row's valid trials; * differs from the reference policy's closed "
-          "form; ! some trials invalid or tampered (see the full table)")
+LEGEND = ("cell: mean net/of over the row's valid trials (withholding: hidden tests passed, 24/32t; "
+          "standards: and the share of decisions written the better way, 33%b); * differs from the "
+          "reference policy's closed form; ! some trials invalid or tampered (see the full table)")
 
 
 def _data(name: str) -> str:
@@ -86,13 +88,21 @@ class PivotRow:
 
 @dataclass
 class Pivot:
+    """One table: a row per agent, a column per arm (``axis="arm"``, for one variant) or, for a
+    workload run under a single arm, a column per variant (``axis="variant"``)."""
+
     workload: str
-    variant: str
-    arms: list[str]
+    axis: str
+    fixed: str  # the variant (axis "arm") or the arm (axis "variant") every cell shares
+    columns: list[str]
     rows: list[PivotRow]
 
+    @property
+    def title(self) -> str:
+        return f"{self.workload} · {'variant' if self.axis == 'arm' else 'arm'} {self.fixed}"
+
     def as_dict(self) -> dict[str, Any]:
-        return {"workload": self.workload, "variant": self.variant, "arms": self.arms,
+        return {"workload": self.workload, "axis": self.axis, "fixed": self.fixed, "columns": self.columns,
                 "rows": [{"agent": r.agent, "source": r.source, "cells": r.cells} for r in self.rows]}
 
 
@@ -104,16 +114,30 @@ def _number(value: Any) -> str:
     return str(value)
 
 
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
 def _local_cell(row: dict[str, Any]) -> dict[str, Any]:
+    """A leaderboard row as a cell: ``net/of``; on a withholding workload the hidden tests passed
+    (``tests/total``); on the standards workload the share of decisions written the better way
+    beside it."""
     net = row.get("net")
-    text = f"{'-' if net is None else _number(float(net))}/{row['n_requirements']}"
-    flags = ""
+    cell = {"net": net, "of": row["n_requirements"], "trials": row["trials"], "invalid": row["invalid"],
+            "tampered": row["tampered"], "matches_expected": row.get("matches_expected")}
+    if _present(row.get("withheld_k")) and _present(row.get("tests_passed")):
+        text = f"{_number(float(row['tests_passed']))}/{row['tests_total']}t"
+        cell.update(tests_passed=row["tests_passed"], tests_total=row["tests_total"])
+    else:
+        text = f"{'-' if net is None else _number(float(net))}/{row['n_requirements']}"
+    if _present(row.get("std_better_share")):
+        text += f" {float(row['std_better_share']):.0%}b"
+        cell["better_share"] = row["std_better_share"]
     if row.get("matches_expected") is False:
-        flags += "*"
+        text += "*"
     if row.get("invalid") or row.get("tampered"):
-        flags += "!"
-    return {"net": net, "of": row["n_requirements"], "trials": row["trials"], "invalid": row["invalid"],
-            "tampered": row["tampered"], "matches_expected": row.get("matches_expected"), "text": text + flags}
+        text += "!"
+    return {**cell, "text": text}
 
 
 def _arm_order(arms: set[str]) -> list[str]:
@@ -121,21 +145,28 @@ def _arm_order(arms: set[str]) -> list[str]:
 
 
 def pivots(board: dict[str, Any] | None, tables: list[dict[str, Any]]) -> list[Pivot]:
-    """One pivot per (workload, variant) of the local leaderboard, with the published tier rows of
-    the same workload (variant ``none``, the protocol the study ran) as rows of their own."""
+    """The local leaderboard as tables: per workload, one per variant with a column per arm, or,
+    when the workload ran under one arm only, one with a column per variant. The published tier
+    rows of the same workload (variant ``none``, the protocol the study ran) are rows of their own."""
     rows = (board or {}).get("rows", [])
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    by_workload: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault((row["workload"], row["variant"]), []).append(row)
+        by_workload.setdefault(row["workload"], []).append(row)
     out = []
-    for (workload, variant), members in groups.items():
-        by_agent: dict[tuple[str, str], PivotRow] = {}
+    for workload, members in by_workload.items():
+        arms = _arm_order({row["arm"] for row in members})
+        variants = list(dict.fromkeys(row["variant"] for row in members))
+        axis = "variant" if len(arms) == 1 and len(variants) > 1 else "arm"
+        groups: dict[str, list[dict[str, Any]]] = {}
         for row in members:
-            key = (row["agent"], row.get("source") or row["agent_kind"])
-            by_agent.setdefault(key, PivotRow(*key)).cells[row["arm"]] = _local_cell(row)
-        pub = _published_rows(tables, workload) if variant == "none" else []
-        arms = {row["arm"] for row in members}
-        out.append(Pivot(workload, variant, _arm_order(arms), [*pub, *by_agent.values()]))
+            groups.setdefault(row["variant" if axis == "arm" else "arm"], []).append(row)
+        for fixed, group in groups.items():
+            by_agent: dict[tuple[str, str], PivotRow] = {}
+            for row in group:
+                key = (row["agent"], row.get("source") or row["agent_kind"])
+                by_agent.setdefault(key, PivotRow(*key)).cells[row[axis]] = _local_cell(row)
+            pub = _published_rows(tables, workload) if axis == "arm" and fixed == "none" else []
+            out.append(Pivot(workload, axis, fixed, arms if axis == "arm" else variants, [*pub, *by_agent.values()]))
     return out
 
 
@@ -208,11 +239,11 @@ def as_csv(study_dir: Path) -> str:
 
 
 def _pivot_markdown(pivot: Pivot) -> list[str]:
-    head = ["agent", "source", *pivot.arms]
-    lines = [f"### {pivot.workload}, variant `{pivot.variant}`", "", "| " + " | ".join(head) + " |",
+    head = ["agent", "source", *pivot.columns]
+    lines = [f"### {pivot.title}", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for row in pivot.rows:
-        cells = [row.cells.get(arm, {}).get("text", "") for arm in pivot.arms]
+        cells = [row.cells.get(col, {}).get("text", "") for col in pivot.columns]
         lines.append("| " + " | ".join([row.agent, row.source, *cells]) + " |")
     return [*lines, ""]
 
@@ -259,12 +290,12 @@ def print_table(study_dir: Path, console: Any = None) -> None:
                 console.print(notice, style="italic", highlight=False)
         console.print(LEGEND, style="dim", highlight=False)
         for pivot in pivots(board, tables):
-            for arms in _arm_chunks(pivot, console.width):
-                table = Table(title=f"{pivot.workload} · variant {pivot.variant}", title_justify="left",
+            for arms in _column_chunks(pivot, console.width):
+                table = Table(title=pivot.title, title_justify="left",
                               show_lines=False, highlight=False)
-                table.add_column("agent / source", overflow="fold", max_width=26)
+                table.add_column("agent / source", overflow="fold", width=_label_width(pivot))
                 for arm in arms:
-                    table.add_column(arm, overflow="fold", justify="right")
+                    table.add_column(arm, overflow="fold", justify="right", width=_column_width(pivot, arm))
                 for row in pivot.rows:
                     style = "dim" if row.source == PUBLISHED_SOURCE else None
                     table.add_row(Text(f"{row.agent}\n({row.source})"), *(row.cells.get(a, {}).get("text", "") for a in arms),
@@ -289,18 +320,30 @@ def _notice_applies(notice: str, board: dict[str, Any]) -> bool:
     return any(row["agent_kind"] == kind for row in board["rows"])
 
 
-def _arm_chunks(pivot: Pivot, width: int) -> list[list[str]]:
-    """The pivot's arms split so each table fits ``width``: the label column takes up to 26
-    characters, an arm column its widest cell (or a third of its name, which folds) plus padding."""
-    budget = width - 26 - 4
+def _label_width(pivot: Pivot) -> int:
+    """The agent column: its longest agent name whole (18 to 26 characters; a source folds)."""
+    return min(26, max([18, *(len(r.agent) + 1 for r in pivot.rows)]))
+
+
+def _column_width(pivot: Pivot, column: str) -> int:
+    """A column's width: its widest cell, or its name (a name of more than 16 characters, a
+    variant's, folds into four lines)."""
+    head = len(column) if len(column) <= 16 else -(-len(column) // 4)
+    return max([head, 6, *(len(r.cells.get(column, {}).get("text", "")) for r in pivot.rows)])
+
+
+def _column_chunks(pivot: Pivot, width: int) -> list[list[str]]:
+    """The pivot's columns split so each table fits ``width`` (every column given its width, plus
+    a border and a space either side)."""
+    budget = width - _label_width(pivot) - 4
     chunks: list[list[str]] = [[]]
     used = 0
-    for arm in pivot.arms:
-        need = max([len(arm) // 3 + 1, 6, *(len(r.cells.get(arm, {}).get("text", "")) for r in pivot.rows)]) + 3
+    for column in pivot.columns:
+        need = _column_width(pivot, column) + 3
         if chunks[-1] and used + need > budget:
             chunks.append([])
             used = 0
-        chunks[-1].append(arm)
+        chunks[-1].append(column)
         used += need
     return chunks
 
