@@ -186,3 +186,14 @@ def test_report_refuses_a_directory_with_no_aggregate(tmp_path):
     result = specsnap("report", "--study-dir", str(tmp_path / "nothing"))
     assert result.returncode == 2 and "no aggregated study here" in result.stderr
     assert not (tmp_path / "nothing").exists()
+
+
+def test_a_poisoned_trial_page_shows_what_was_injected_between_sessions(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                          "--cores", "2", "--config", "study=poison", "name=pp",
+                          'overrides=["agent=[ref_hash_check]","arm=[Gate_I]","variant=[poison_v3]"]'],
+                         capture_output=True, text=True, env=os.environ.copy())
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    (page,) = (tmp_path / "results" / "pp" / "report" / "trials").glob("*.html")
+    html = page.read_text()
+    assert "Injection between sessions" in html and "billing/tax.py" in html and "forbidden_import" in html

@@ -174,9 +174,9 @@ def _withholding(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pa
 
     rows = board[board["withheld_k"].notna()]
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for (agent, mode, when), part in rows.groupby(["agent", "withhold_mode", "withhold_when"], dropna=False):
+    for (agent, arm, mode, when), part in rows.groupby(["agent", "arm", "withhold_mode", "withhold_when"], dropna=False):
         part = part.sort_values("withheld_k")
-        ax.plot(part["withheld_k"], part["tests_passed"], marker="o", label=f"{agent} · {mode} · {when}")
+        ax.plot(part["withheld_k"], part["tests_passed"], marker="o", label=f"{agent} · {arm} · {mode} · {when}")
     table = next((t for t in published()["tables"] if "withholding" in t["title"]), None)
     if table is not None:
         cols = table["columns"]

@@ -189,7 +189,10 @@ def _trial_page(env, study_dir: Path, cell: dict[str, str], study: str) -> str:
     arm = plan.get("arm") or {}
     notes = list(dict.fromkeys([*(arm.get("memory_files") or []), *([arm["notes_file"]] if arm.get("notes_file") else [])]))
     sessions = _sessions(study_dir, cell["trial"], cell["stages"].split(","), notes)
+    inject = Path(layout.stage_json("inject"))
+    injection = json.loads(inject.read_text()) if "inject" in cell["stages"].split(",") and inject.is_file() else None
     return env.get_template("trial.html.j2").render(
+        injection=injection,
         study=study, card=card, cell=cell, arm=arm, notes=notes, sessions=sessions, timeline=_timeline(sessions),
         requirements=_requirements(card), source=source_label(card["agent_kind"], card.get("model"), card.get("harness")),
         csp=_csp(None), css=_asset("report.css"), limits={"file": FILE_LIMIT, "transcript": TRANSCRIPT_LIMIT},
