@@ -124,6 +124,8 @@ def _poison_trial(study_dir: Path) -> None:
     with (s1 / "transcript.jsonl").open("a") as fh:
         fh.write(json.dumps({"turn": 99, "text": ATTACK}) + "\n")
         fh.write(ATTACK + "\n")  # not even JSON
+    with (s1 / "events.jsonl").open("a") as fh:  # a path in the normalised events is the agent's too
+        fh.write(json.dumps({"event_id": 99, "type": "file_read", "actor": "agent", "payload": {"path": ATTACK}}) + "\n")
     record = json.loads((s1 / "stage.json").read_text())
     record["session"]["cleave"]["diff"] += "+" + ATTACK + "\n"
     (s1 / "stage.json").write_text(json.dumps(record))
@@ -149,6 +151,7 @@ def test_what_an_agent_wrote_is_shown_as_text_and_runs_nothing(study, browser, s
     assert result.returncode == 0, result.stderr
     html = (copy / "report" / "trials" / f"{HOSTILE_TRIAL}.html").read_text()
     assert "<script>window.__pwned" not in html and "&lt;script&gt;window.__pwned" in html
+    assert "<img src=x" not in html and html.count("&lt;img src=x onerror=") >= 5
     page = _page(browser, (copy / "report" / "trials" / f"{HOSTILE_TRIAL}.html").as_uri())
     page.wait_for_timeout(300)
     assert page.evaluate("typeof window.__pwned") == "undefined"

@@ -298,7 +298,7 @@ def report_records():
     files = [STUDY.cells, *(STUDY.trial_file(t) for t in CELLS), *scorecards()]
     for trial, stage in session_stages():
         outputs = STUDY.trial(trial).outputs(stage)
-        files += [outputs[k] for k in ("stage", "snapshot", "ledger", "transcript", "stderr")]
+        files += [outputs[k] for k in ("stage", "snapshot", "ledger", "transcript", "stderr", "events", "abstention")]
     return files
 
 

@@ -108,6 +108,13 @@ def _member_path(name: str) -> str:
     return name.lstrip("/")
 
 
+def _json_or_none(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _snapshot(path: Path, notes: list[str]) -> dict[str, Any]:
     """The files of a session's snapshot as they were at its end (the cutoff of a cleaved session),
     read from the archive without unpacking it: regular files only, ``.git`` left out."""
@@ -152,10 +159,16 @@ def _sessions(study_dir: Path, trial: str, stages: list[str], notes: list[str]) 
         record = json.loads(files["stage"].read_text())
         session = record.get("session") or {}
         calls, calls_clipped = _jsonl(files["ledger"], TRANSCRIPT_LIMIT)
+        events, events_clipped = _jsonl(files["events"], TRANSCRIPT_LIMIT)
+        abstention = _json_or_none(files["abstention"])
         transcript, transcript_clipped = _jsonl(files["transcript"], TRANSCRIPT_LIMIT)
         out.append({
             "stage": stage, "record": record, "session": session, "cleave": session.get("cleave") or {},
             "calls": calls, "calls_clipped": calls_clipped,
+            "events": [e for e in events if isinstance(e, dict)], "events_clipped": events_clipped,
+            "abstention": abstention if isinstance(abstention, dict) else None,
+            "native": [f"../../trials/{trial}/{stage}/{rel}" for rel in session.get("harness_records") or []
+                       if isinstance(rel, str) and rel.startswith("native/") and ".." not in rel.split("/")],
             "transcript": transcript, "transcript_clipped": transcript_clipped,
             "transcript_size": files["transcript"].stat().st_size if files["transcript"].is_file() else 0,
             "stderr": _read_clipped(files["stderr"], STDERR_LIMIT),
