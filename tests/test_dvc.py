@@ -81,6 +81,10 @@ def test_pushed_results_pulled_into_a_fresh_clone_are_up_to_date(tmp_path):
     _dvc(origin, "repro", "smoke")
     board = origin / "results" / "smoke" / "leaderboard.json"
     assert board.is_file()
+    out = _dvc(origin, "plots", "show", "--json", "-o", str(tmp_path / "dvc_plots"), "results/smoke/plots")
+    shown, _ = json.JSONDecoder().raw_decode(out[out.index("{"):])  # DVC may print a notice after it
+    assert {f"results/smoke/plots/{n}.{e}" for n in ("net_by_arm", "requirement_survival", "tokens_vs_net")
+            for e in ("png", "svg")} <= set(shown["data"])  # the aggregate's images, as DVC plots
     _dvc(origin, "remote", "add", "-d", "store", str(remote))
     _run(origin, "git", "add", "-A")
     committed = _run(origin, "git", "status", "--porcelain")
