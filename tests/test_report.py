@@ -83,7 +83,8 @@ def test_the_pipeline_writes_the_report_and_the_plots(study):
     assert not (study / "plots" / "withholding.png").exists()  # this study withholds nothing
     assert "reference policy" in (study / "plots" / "net_by_arm.svg").read_text()
     recorded = json.loads((report / "report.json").read_text())
-    assert set(next(iter(recorded.values()))) == {"aggregate.json", "leaderboard.json", "scorecards.csv"}
+    assert set(next(iter(recorded.values()))) == {"aggregate.json", "leaderboard.json", "scorecards.csv", *(
+        f"plots/{p}.{e}" for p in ("net_by_arm", "tokens_vs_net", "requirement_survival") for e in ("png", "svg"))}
 
 
 def test_filter_sort_and_open_a_trial_in_the_browser(study, browser, shots):
@@ -200,3 +201,46 @@ def test_a_poisoned_trial_page_shows_what_was_injected_between_sessions(tmp_path
     (page,) = (tmp_path / "results" / "pp" / "report" / "trials").glob("*.html")
     html = page.read_text()
     assert "Injection between sessions" in html and "billing/tax.py" in html and "forbidden_import" in html
+
+
+def test_hostile_records_neither_break_the_report_nor_blow_up_a_page(study, tmp_path):
+    """A file name that is not UTF-8, a transcript record nested 5,000 deep, a 3 MB diff at the cutoff
+    and a corrupt snapshot: the report is still written, each page bounded."""
+    copy = tmp_path / "hostile"
+    shutil.copytree(study, copy)
+    s1 = copy / "trials" / HOSTILE_TRIAL / "session_1"
+    with tarfile.open(s1 / "snapshot.tar.gz") as tar:
+        members = [(m, tar.extractfile(m).read() if m.isfile() else None) for m in tar.getmembers()]
+    with tarfile.open(s1 / "snapshot.tar.gz", "w:gz", encoding="utf-8", errors="surrogateescape") as tar:
+        for member, data in members:
+            tar.addfile(member, io.BytesIO(data) if data is not None else None)
+        odd = tarfile.TarInfo(b"\xff<b>odd.txt".decode("utf-8", "surrogateescape"))
+        odd.size = 3
+        tar.addfile(odd, io.BytesIO(b"odd"))
+    with (s1 / "transcript.jsonl").open("a") as fh:
+        fh.write("[" * 5000 + "]" * 5000 + "\n")   # deeper than the JSON parser's recursion
+        fh.write(json.dumps(json.loads("[" * 400 + "1" + "]" * 400)) + "\n")  # parses, but indents badly
+    record = json.loads((s1 / "stage.json").read_text())
+    record["session"]["cleave"]["diff"] += "+" + "x" * 3_000_000 + "\n"
+    (s1 / "stage.json").write_text(json.dumps(record))
+    (copy / "trials" / HOSTILE_TRIAL / "session_2" / "snapshot.tar.gz").write_bytes(b"\x1f\x8b not really gzip")
+    result = specsnap("report", "--study-dir", str(copy))
+    assert result.returncode == 0, result.stderr
+    page = copy / "report" / "trials" / f"{HOSTILE_TRIAL}.html"
+    html = page.read_text()
+    assert page.stat().st_size < 3 * 1024 * 1024
+    assert "\ufffd&lt;b&gt;odd.txt" in html  # the name shown, its byte that is not UTF-8 replaced
+    assert "cut at 65536 of" in html and 'href="../../trials/' in html
+    assert "The snapshot could not be read" in html
+
+
+def test_a_rerun_of_the_report_leaves_nothing_stale(study, tmp_path):
+    copy = tmp_path / "again"
+    shutil.copytree(study, copy)
+    (copy / "report" / "trials" / "gone.html").write_text("old")
+    (copy / "report" / "plots" / "gone.svg").write_text("<svg/>")
+    assert specsnap("report", "--study-dir", str(copy)).returncode == 0
+    assert not (copy / "report" / "trials" / "gone.html").exists()
+    assert "gone.svg" not in (copy / "report" / "index.html").read_text()
+    recorded = next(iter(json.loads((copy / "report" / "report.json").read_text()).values()))
+    assert "plots/net_by_arm.svg" in recorded  # the plots are among the report's recorded inputs

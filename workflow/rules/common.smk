@@ -296,9 +296,11 @@ def report_records():
     if not IN_STORAGE:
         return []
     files = [STUDY.cells, *(STUDY.trial_file(t) for t in CELLS), *scorecards()]
+    files += [STUDY.trial(t).stage_json("inject") for t in CELLS if "inject" in stages(t)]
     for trial, stage in session_stages():
         outputs = STUDY.trial(trial).outputs(stage)
-        files += [outputs[k] for k in ("stage", "snapshot", "ledger", "transcript", "stderr", "events", "abstention")]
+        files += [outputs[k] for k in ("stage", "snapshot", "ledger", "transcript", "stderr", "events", "abstention",
+                                       "cleave_diff")]
     return files
 
 

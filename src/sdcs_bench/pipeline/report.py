@@ -22,6 +22,7 @@ import hashlib
 import json
 import shutil
 import tarfile
+import zlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
@@ -42,6 +43,8 @@ SNAPSHOT_FILES = 500            # files listed per session snapshot
 TRANSCRIPT_LIMIT = 512 * 1024   # bytes of a transcript rendered on the page (the rest: the file's link)
 STDERR_LIMIT = 32 * 1024
 TEXT_PROBE = 8192
+SNAPSHOT_MEMBERS = 20_000      # archive members read per snapshot (the rest: counted as not read)
+PRETTY_DEPTH = 32
 
 
 def _templates():
@@ -49,10 +52,46 @@ def _templates():
 
     env = Environment(loader=PackageLoader("sdcs_bench", "data/report"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, default=str)
+    env.filters["pretty"] = _pretty
+    env.filters["clip"] = lambda text: _clip(str(text or ""), FILE_LIMIT)
     env.filters["utc"] = lambda t: (datetime.fromtimestamp(float(t), timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
                                     + " UTC") if t else ""
     return env
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… cut at {limit} of {len(text)} characters"
+
+
+def _depth(value: Any, limit: int = PRETTY_DEPTH) -> int:
+    """How deeply ``value`` nests, counted up to ``limit`` (iteratively: a hostile record may
+    nest thousands deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            if depth > limit:
+                return deepest
+            stack += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+    return deepest
+
+
+def _pretty(value: Any) -> str:
+    """A record as indented JSON, cut at ``FILE_LIMIT`` characters. Indenting costs depth x size, so
+    a record nested deeper than ``PRETTY_DEPTH`` is shown compact."""
+    try:
+        deep = _depth(value) > PRETTY_DEPTH
+        text = json.dumps(value, indent=None if deep else 2, sort_keys=not deep, default=str)
+    except (RecursionError, ValueError, TypeError):
+        text = repr(value)[:FILE_LIMIT]
+    return _clip(text, FILE_LIMIT)
+
+
+def _write(path: Path, text: str) -> None:
+    """Write a page; a name or text that is not valid UTF-8 (an agent's file name) is written as
+    its escape sequence rather than failing the report."""
+    atomic_write(path, text.encode("utf-8", "backslashreplace").decode("utf-8"))
 
 
 def _asset(name: str) -> str:
@@ -87,7 +126,7 @@ def _jsonl(path: Path, limit: int) -> tuple[list[Any], bool]:
     clip = _read_clipped(path, limit)
     if clip is None:
         return [], False
-    lines = clip.text.splitlines()
+    lines = clip.text.split("\n")  # not splitlines(): U+2028 may sit raw inside a JSON string
     if clip.clipped and lines:
         lines = lines[:-1]  # the last line may be cut in the middle
     out = []
@@ -95,8 +134,8 @@ def _jsonl(path: Path, limit: int) -> tuple[list[Any], bool]:
         if line.strip():
             try:
                 out.append(json.loads(line))
-            except ValueError:
-                out.append(line)
+            except (ValueError, RecursionError):
+                out.append(_clip(line, FILE_LIMIT))
     return out, clip.clipped
 
 
@@ -118,12 +157,30 @@ def _json_or_none(path: Path) -> Any:
 def _snapshot(path: Path, notes: list[str]) -> dict[str, Any]:
     """The files of a session's snapshot as they were at its end (the cutoff of a cleaved session),
     read from the archive without unpacking it: regular files only, ``.git`` left out."""
-    files, notes_files, shown, listed, total = [], {}, 0, 0, 0
     if not path.is_file():
         return {"files": [], "notes": {}, "missing": True, "more": 0}
-    with tarfile.open(path, "r:*") as tar:
-        for member in tar:
-            name = _member_path(member.name)
+    try:
+        files, notes_files, total, listed = _read_snapshot(path, notes)
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        return {"files": [], "notes": {n: None for n in notes}, "missing": False, "more": 0,
+                "unreadable": f"{type(exc).__name__}: {exc}"}
+    for name in notes:
+        notes_files.setdefault(name, None)  # a notes file the session did not leave behind
+    return {"files": sorted(files, key=lambda f: f["path"]), "notes": notes_files, "missing": False,
+            "more": total - listed}
+
+
+def _read_snapshot(path: Path, notes: list[str]) -> tuple[list, dict, int, int]:
+    """Stream the archive once (members not kept in memory; at most ``SNAPSHOT_MEMBERS`` read)."""
+    files, notes_files, shown, listed, total = [], {}, 0, 0, 0
+    with tarfile.open(path, "r|*") as tar:
+        for seen, member in enumerate(tar):
+            tar.members = []
+            if seen >= SNAPSHOT_MEMBERS:
+                total += 1
+                continue
+            raw = member.name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            name = _member_path(raw)
             if name == ".git" or name.startswith(".git/") or not member.isfile():
                 continue
             total += 1
@@ -145,10 +202,7 @@ def _snapshot(path: Path, notes: list[str]) -> dict[str, Any]:
             if listed < SNAPSHOT_FILES:
                 files.append(entry)
                 listed += 1
-    for name in notes:
-        notes_files.setdefault(name, None)  # a notes file the session did not leave behind
-    return {"files": sorted(files, key=lambda f: f["path"]), "notes": notes_files, "missing": False,
-            "more": total - listed}
+    return files, notes_files, total, listed
 
 
 def _sessions(study_dir: Path, trial: str, stages: list[str], notes: list[str]) -> list[dict[str, Any]]:
@@ -192,7 +246,8 @@ def _timeline(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _requirements(card: dict[str, Any]) -> list[tuple[str, Any]]:
-    return list((card.get("requirements") or {}).items())
+    reqs = card.get("requirements")
+    return list(reqs.items()) if isinstance(reqs, dict) else []
 
 
 def _trial_page(env, study_dir: Path, cell: dict[str, str], study: str) -> str:
@@ -237,9 +292,13 @@ def write_report(study_dir: Path, progress: Any = None) -> Path:
     board = lb.local(Path(study_dir))
     if board is None:
         raise FileNotFoundError(f"{study_dir}: no leaderboard.json; run the aggregate first")
-    cards = pd.read_csv(study.scorecards)
+    cards = pd.read_csv(study.scorecards, keep_default_na=False, na_values=[""], dtype={
+        k: str for k in ("trial", "workload", "arm", "agent", "variant")})
     out = Path(study.report_dir)
     (out / "trials").mkdir(parents=True, exist_ok=True)
+    for stale in ("plots", "trials"):  # what an earlier report wrote and this one would not
+        shutil.rmtree(out / stale, ignore_errors=True)
+    (out / "trials").mkdir(parents=True)
     plots = []
     if Path(study.plots_dir).is_dir():
         shutil.copytree(study.plots_dir, out / "plots", dirs_exist_ok=True)
@@ -247,10 +306,11 @@ def write_report(study_dir: Path, progress: Any = None) -> Path:
     env = _templates()
     cells = read_cells(Path(study.cells))
     for cell in cells:
-        atomic_write(out / "trials" / f"{cell['trial']}.html", _trial_page(env, Path(study_dir), cell, board["study"]))
+        _write(out / "trials" / f"{cell['trial']}.html", _trial_page(env, Path(study_dir), cell, board["study"]))
         if progress:
             progress(cell["trial"])
-    atomic_write(Path(study.report_index), _index_page(env, Path(study_dir), board, cards, plots))
-    inputs = [study.aggregate_record, study.leaderboard("json"), study.scorecards]
+    _write(Path(study.report_index), _index_page(env, Path(study_dir), board, cards, plots))
+    inputs = [study.aggregate_record, study.leaderboard("json"), study.scorecards,
+              *sorted(p for p in Path(study.plots_dir).glob("*") if p.suffix in (".png", ".svg"))]
     atomic_write(Path(study.report_record), json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
     return Path(study.report_index)
