@@ -28,6 +28,11 @@ GROUP = ["workload", "arm", "agent", "agent_kind", "variant"]
 PUBLISHED_SOURCE = "published"
 
 
+def arm_order(arms) -> list[str]:
+    """Arms as every table and plot lists them: Vanilla (the baseline) first, then by name."""
+    return sorted(set(arms), key=lambda arm: (arm != "Vanilla", arm))
+
+
 def source_label(agent_kind: str, model: str | None = None, harness: str | None = None) -> str:
     """What produced a row, as every table, plot and page labels it: a built-in reference policy, a
     real harness replaying a script, or a real agent (its model, through its harness)."""

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from sdcs_bench.pipeline.aggregate import PUBLISHED_SOURCE, source_label
+from sdcs_bench.pipeline.aggregate import PUBLISHED_SOURCE, arm_order, source_label
 
 PUBLISHED_LABEL = "PUBLISHED (recorded by the source studies, not reproduced by this run)"
 LOCAL_LABEL = "LOCAL (produced by this checkout)"
@@ -140,10 +140,6 @@ def _local_cell(row: dict[str, Any]) -> dict[str, Any]:
     return {**cell, "text": text}
 
 
-def _arm_order(arms: set[str]) -> list[str]:
-    return sorted(arms, key=lambda arm: (arm != "Vanilla", arm))
-
-
 def pivots(board: dict[str, Any] | None, tables: list[dict[str, Any]]) -> list[Pivot]:
     """The local leaderboard as tables: per workload, one per variant with a column per arm, or,
     when the workload ran under one arm only, one with a column per variant. The published tier
@@ -154,7 +150,7 @@ def pivots(board: dict[str, Any] | None, tables: list[dict[str, Any]]) -> list[P
         by_workload.setdefault(row["workload"], []).append(row)
     out = []
     for workload, members in by_workload.items():
-        arms = _arm_order({row["arm"] for row in members})
+        arms = arm_order(row["arm"] for row in members)
         variants = list(dict.fromkeys(row["variant"] for row in members))
         axis = "variant" if len(arms) == 1 and len(variants) > 1 else "arm"
         groups: dict[str, list[dict[str, Any]]] = {}
@@ -163,7 +159,7 @@ def pivots(board: dict[str, Any] | None, tables: list[dict[str, Any]]) -> list[P
         for fixed, group in groups.items():
             by_agent: dict[tuple[str, str], PivotRow] = {}
             for row in group:
-                key = (row["agent"], row.get("source") or row["agent_kind"])
+                key = (row["agent"], row["source"])
                 by_agent.setdefault(key, PivotRow(*key)).cells[row[axis]] = _local_cell(row)
             pub = _published_rows(tables, workload) if axis == "arm" and fixed == "none" else []
             out.append(Pivot(workload, axis, fixed, arms if axis == "arm" else variants, [*pub, *by_agent.values()]))
@@ -234,7 +230,7 @@ def as_csv(study_dir: Path) -> str:
         writer.writerow({"source": PUBLISHED_SOURCE, "workload": v["tier"], "variant": "none", "agent": v["model"],
                          "arm": v["arm"], "net": v["net"], "of": v["of"], "note": v["note"]})
     for row in doc["local"]["rows"]:
-        writer.writerow({**row, "source": row.get("source") or row["agent_kind"], "of": row["n_requirements"]})
+        writer.writerow({**row, "of": row["n_requirements"]})
     return out.getvalue()
 
 

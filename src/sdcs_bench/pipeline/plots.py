@@ -90,7 +90,9 @@ def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pat
     board = board.assign(retention=board["net"] / board["n_requirements"],
                          series=board["workload"] + " · " + board["variant"])
     agents = list(dict.fromkeys(board["agent"]))
-    arms = sorted(set(board["arm"]), key=lambda a: (a != "Vanilla", a))
+    from sdcs_bench.pipeline.aggregate import arm_order
+
+    arms = arm_order(board["arm"])
     series = list(dict.fromkeys(board["series"]))
     fig, axes = _grid(plt, len(agents))
     width = 0.8 / max(len(series), 1)
@@ -116,7 +118,10 @@ def _tokens_vs_net(plt, out_dir: Path, cards: pd.DataFrame, board: pd.DataFrame,
     cards = cards[cards["valid"].astype(bool)]
     cards = cards.assign(retention=cards["net"] / cards["n_requirements"])
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for arm, rows in sorted(cards.groupby("arm"), key=lambda item: (item[0] != "Vanilla", item[0])):
+    from sdcs_bench.pipeline.aggregate import arm_order
+
+    groups = dict(list(cards.groupby("arm")))
+    for arm, rows in ((arm, groups[arm]) for arm in arm_order(groups)):
         ax.scatter(rows["tokens"], rows["retention"], label=arm, alpha=0.7, s=24)
     ax.set_xlabel("tokens per trial (proxy ledger)")
     ax.set_ylabel("net / requirements")
