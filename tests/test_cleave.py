@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from sdcs_bench.session.cleave import CleaveController
-from sdcs_bench.sandbox.guard import exempt_patterns, guard_state, qualifies, set_guard
+from sdcs_bench.sandbox.guard import exempt_patterns, guard_state, qualifies
+from sdcs_bench.sandbox.guard_install import set_guard
 from sdcs_bench.core.gitutil import git, head
 from sdcs_bench.sandbox.base import base_env
 from sdcs_bench.trial.workload import CleaveRule
@@ -210,9 +211,22 @@ def test_a_question_the_watcher_cannot_judge_is_refused_with_its_reason(make_san
         assert ctl.cleaved_now() is True
     finally:
         ctl.stop()
-    assert ctl.refusal().startswith("unjudged: the cleave watcher is not running")
-    assert len(ctl.unjudged) == 3 and not ctl.fired.is_set()
+    assert len(ctl.unjudged) == 2 and not ctl.errors[:-1]
+    # The end of the session could not have the watcher judge its last events either: that fails
+    # closed too (the cleave fires on the error, and the integrity check reports it).
+    assert ctl.fired.is_set() and ctl.record["by"] == "watcher error"
+    assert "at the end of the session" in ctl.errors[-1] and "within 0.5 s" in ctl.errors[-1]
+    assert ctl.refusal() == "cleaved"
     assert not list((repo / ".git" / "specsnap").glob("barrier.*"))
+
+
+def test_a_question_asked_of_a_stopped_watcher_is_refused(make_sandbox):
+    repo = make_sandbox()
+    ctl = CleaveController(repo, CleaveRule.parse("first_py_edit"), exempt_patterns(["tests/**"], []))
+    ctl.start()
+    ctl.stop()
+    assert ctl.refusal().startswith("unjudged: the cleave watcher is not running")
+    assert not ctl.fired.is_set() and not ctl.errors
 
 
 def test_the_proxy_refuses_and_records_an_unjudged_call(make_sandbox, tmp_path):
@@ -269,7 +283,7 @@ def test_guard_state_changes_are_atomic_renames(make_sandbox):
 
 
 def test_under_an_nth_rule_the_hook_asks_the_watcher_and_fails_closed_without_one(make_sandbox):
-    from sdcs_bench.sandbox.guard import install_guard
+    from sdcs_bench.sandbox.guard_install import install_guard
 
     repo = make_sandbox()
     install_guard(repo, exempt_patterns(["tests/**"], []), ask_polls=30)

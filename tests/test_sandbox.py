@@ -126,6 +126,87 @@ def _cmdline(proc: Path) -> str:
         return ""
 
 
+# -- privileges: what an agent running as whoever runs SpecSnap (root here) cannot do ---------------
+PROBE = r"""
+import json, os, socket, subprocess, sys
+out = {}
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines() if ":" in line)
+out["caps"] = {k: int(status[k].strip(), 16) for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")}
+out["no_new_privs"] = status["NoNewPrivs"].strip()
+def run(*argv):
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=20).returncode
+    except OSError as exc:
+        return f"cannot run: {exc.strerror}"
+out["remount_root_rw"] = run("mount", "-o", "remount,rw", "/")
+out["mount_tmpfs"] = run("mount", "-t", "tmpfs", "none", os.environ["HOME"])
+out["bind_root"] = run("mount", "--bind", "/", os.environ["HOME"])
+out["unshare_then_bind_root"] = run("unshare", "-Urm", "sh", "-c", "mount --bind / $HOME && ls $HOME" + sys.argv[1])
+out["chroot"] = run("chroot", "/", "true")
+writes = {}
+for target in sys.argv[2:]:
+    try:
+        with open(target, "w") as fh:
+            fh.write("import os; os.system('touch /var/tmp/specsnap-pwned-pth')\n")
+        writes[target] = "written"
+    except OSError as exc:
+        writes[target] = exc.strerror
+out["writes"] = writes
+sockets = []
+for root in ("/run", "/var/run", "/var/lib", "/tmp"):
+    for dirpath, dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            try:
+                if os.path.exists(path) and __import__("stat").S_ISSOCK(os.lstat(path).st_mode):
+                    sockets.append(path)
+            except OSError:
+                pass
+out["sockets"] = sockets
+print(json.dumps(out))
+"""
+
+
+def test_an_agent_cannot_gain_privileges_or_reach_the_host(isolated_backend, make_sandbox, tmp_path):
+    """Capability probes, whoever runs SpecSnap: no capability in any set and no new privileges, no
+    (re)mount, not even from a new user namespace, no write into our own interpreter's tree (a
+    ``.pth`` there would run in every later host Python) or the project, and no unix socket of the
+    host's (a Docker engine's socket is root on the host)."""
+    import json
+    import sys
+    import sysconfig
+
+    import socket
+    import uuid
+
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    # A unix socket of the host's, as a Docker engine or a munge daemon has one under /run.
+    host_socket = Path("/run") / f"specsnap-probe-{uuid.uuid4().hex[:8]}.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(host_socket))
+    listener.listen(1)
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    targets = [purelib / "specsnap-probe.pth", Path(sys.prefix) / "specsnap-probe", project_root() / "specsnap-probe",
+               Path("/usr/lib/specsnap-probe")]
+    try:
+        code, out, err = isolated_backend.run(
+            [sys.executable, "-I", "-c", PROBE, str(project_root()), *map(str, targets)], workdir=sandbox, home=home,
+            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": str(home)}, timeout=120)
+    finally:
+        listener.close()
+        host_socket.unlink()
+    assert code == 0, err.decode()
+    seen = json.loads(out.decode().strip().splitlines()[-1])
+    assert seen["caps"] == {"CapInh": 0, "CapPrm": 0, "CapEff": 0, "CapBnd": 0, "CapAmb": 0}, seen
+    assert seen["no_new_privs"] == "1"
+    for attempt in ("remount_root_rw", "mount_tmpfs", "bind_root", "unshare_then_bind_root", "chroot"):
+        assert seen[attempt] != 0, (attempt, seen)
+    assert all(v != "written" for v in seen["writes"].values()), seen["writes"]
+    assert not any(t.exists() for t in targets)
+    assert seen["sockets"] == [], seen["sockets"]
+    assert not Path("/var/tmp/specsnap-pwned-pth").exists()
+
+
 def test_local_backend_is_not_isolated_and_says_so(make_sandbox, tier2, tmp_path):
     from sdcs_bench.sandbox.local import LocalBackend
 

@@ -257,7 +257,8 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
         final = Path(tmp) / "sandbox"
         restore_snapshot(prev_stage, final)
         card = score_sandbox(
-            trial.workload, final, tokens=tokens, backend=make_backend(trial.backend, trial.score_sandbox_options),
+            trial.workload, final, tokens=tokens, arm=trial.arm,
+            backend=make_backend(trial.backend, trial.score_sandbox_options),
             timeout_s=trial.scoring_timeout_s, injection=injection if not _withholds(injection) else None,
             sessions=records, sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
             layout=layout_for(trial.workload, trial.variant),

@@ -8,6 +8,8 @@ its state file ``.git/specsnap/guard``. The state says what the hook lets throug
     armed         no commit carrying a qualifying ``.py`` change (decided by content)
     watch         under ``nth_py_edit:N``: the hook asks the session's watcher first
     cleaved       nothing
+    verify        nothing, with a message of its own: the host's check, before a session, that
+                  git inside the sandbox runs this hook (:func:`verify_guard`)
 
 The live half (the watcher that sets ``cleaved``) is :mod:`sdcs_bench.session.cleave`;
 ``docs/cleave.md`` gives the whole argument. What counts as a source edit is decided here, once:
@@ -15,19 +17,19 @@ The live half (the watcher that sets ``cleaved``) is :mod:`sdcs_bench.session.cl
 
 This module imports only the standard library: the harnesses' own stop hooks
 (``agents/harness_files``) load it by path inside the sandbox, so the whole ``.git/specsnap/``
-contract is written once.
+contract is written once. The host's side (installing, reinstalling and verifying the guard,
+changing its state) is :mod:`sdcs_bench.sandbox.guard_install`.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
-import os
-import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-GUARD_STATES = ("off", "await_commit", "armed", "watch", "cleaved")
+GUARD_STATES = ("off", "await_commit", "armed", "watch", "cleaved", "verify")
+VERIFIED = "specsnap: guard verified"
 ZERO = "0" * 40
 ASK_POLLS = 2000  # the hook waits up to ~20 s (2000 x 10 ms) for the watcher, then refuses
 
@@ -75,6 +77,7 @@ if [ "$1" = committed ] && [ "$state" = await_commit ]; then
   exit 0
 fi
 [ "$1" = prepared ] || exit 0
+if [ "$state" = verify ]; then echo "{VERIFIED}" >&2; exit 1; fi
 qualifies() {{
   case "$1" in
     .git/*|{patterns}) return 1 ;;
@@ -132,13 +135,6 @@ def control_dir(repo: Path | str) -> Path:
     return Path(repo) / ".git" / "specsnap"
 
 
-def write_cleave_spec(repo: Path, rule: str, exempt: Iterable[str]) -> None:
-    """What the session's cleave is, for the hooks that run inside the sandbox."""
-    path = control_dir(repo) / "cleave.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"rule": rule, "exempt": list(exempt)}) + "\n")
-
-
 def read_exempt(repo: Path | str) -> list[str]:
     """The session's exempt patterns (none when no session wrote them)."""
     try:
@@ -147,31 +143,14 @@ def read_exempt(repo: Path | str) -> list[str]:
         return []
 
 
-def install_guard(repo: Path, exempt: Iterable[str], ask_polls: int = ASK_POLLS) -> None:
-    hooks = repo / ".git" / "hooks"
-    hooks.mkdir(parents=True, exist_ok=True)
-    hook = hooks / "reference-transaction"
-    hook.write_text(guard_hook(exempt, ask_polls))
-    hook.chmod(0o755)
-    set_guard(repo, "off")
-
-
-def set_guard(repo: Path, state: str) -> None:
-    """Change the guard's state atomically (write a temporary file, rename it over the old one):
-    the hook, running concurrently, reads the old state or the new one, never a truncated file."""
-    if state not in GUARD_STATES:
-        raise ValueError(f"unknown guard state {state!r}")
-    path = control_dir(repo) / "guard"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"guard.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(state + "\n")
-    os.replace(tmp, path)
+HOOK = ".git/hooks/reference-transaction"
+CONFIG_FILES = (".git/config", ".git/config.worktree")
 
 
 def guard_state(repo: Path | str) -> str:
     """The guard's state as written; ``""`` when the file is missing. The hook refuses every commit
-    on a state it does not know (fail closed)."""
+    on a state it does not know (fail closed). Inside the sandbox only: the host never trusts it."""
     try:
         return (control_dir(repo) / "guard").read_text().strip()
-    except FileNotFoundError:
+    except (OSError, UnicodeDecodeError):
         return ""

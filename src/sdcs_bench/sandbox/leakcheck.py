@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import stat
 from pathlib import Path
 
+from sdcs_bench.core import safefs
 from sdcs_bench.sandbox.base import Backend, SandboxLeak
 from sdcs_bench.trial.workload import Workload
 
@@ -20,20 +22,34 @@ def secret_file_hashes(workload: Workload) -> set[str]:
     return hashes
 
 
+def _scan(root: Path, rel: str, canary: bytes) -> str | None:
+    """``"canary"`` if the file carries the canary, else its SHA-256 (read in blocks, whatever
+    its size, without following a link); None when it is not a regular file."""
+    digest, tail = hashlib.sha256(), b""
+    with safefs.open_regular(root, rel) as fh:
+        if fh is None:
+            return None
+        while block := fh.read(1 << 20):
+            if canary in tail + block:
+                return "canary"
+            digest.update(block)
+            tail = block[-len(canary):]
+    return digest.hexdigest()
+
+
 def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend) -> dict:
     problems: list[str] = []
     canary = workload.canary.encode()
     secrets = secret_file_hashes(workload)
     checked = 0
-    for path in workdir.rglob("*"):
-        rel = path.relative_to(workdir)
-        if not path.is_file() or rel.parts[0] == ".git":
-            continue
+    for rel, st in safefs.walk(workdir, top_skip={".git"}):
+        if not stat.S_ISREG(st.st_mode):
+            continue  # a link is not followed (its target is not in the sandbox), a FIFO not read
         checked += 1
-        data = path.read_bytes()
-        if canary in data:
+        found = _scan(workdir, rel, canary)
+        if found == "canary":
             problems.append(f"{rel} carries the workload's canary string")
-        elif hashlib.sha256(data).hexdigest() in secrets:
+        elif found in secrets:
             problems.append(f"{rel} is a copy of a hidden test or gold file")
     visible: list[Path] = []
     if backend.isolated:

@@ -13,13 +13,13 @@ checked before the first write: a refused injection changes nothing.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
+from sdcs_bench.core import safefs
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.gitutil import GitError, RepoView, head_branch
 from sdcs_bench.sandbox.records import sandbox_meta
 from sdcs_bench.trial.workload import Workload, load_workload, registered_workloads
 
@@ -44,12 +44,7 @@ def poisonable_workloads() -> list[str]:
     return sorted(found)
 
 
-def _git(sandbox: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None):
-    return subprocess.run(["git", *args], cwd=sandbox, input=stdin, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-
-
-def check_injectable(workload: Workload, sandbox: Path, version: str) -> None:
+def check_injectable(workload: Workload, sandbox: Path, version: str, view: RepoView | None = None) -> None:
     """Every reason to refuse, before anything is written."""
     if version not in VERSIONS:
         raise SpecSnapError(f"unknown poison-pill version {version!r}", VERSIONS)
@@ -60,31 +55,47 @@ def check_injectable(workload: Workload, sandbox: Path, version: str) -> None:
         raise SpecSnapError(f"workload {workload.id} defines no poison pill", poisonable_workloads())
     if record_path(sandbox).exists():
         raise SpecSnapError(f"{sandbox} was already injected (record: {record_path(sandbox)}); inject once per sandbox")
+    if view is None:
+        with _view(sandbox) as own:
+            return check_injectable(workload, sandbox, version, own)
     for defect in workload.poison:
         for patch in {defect.patch, defect.marked_patch}:
-            if _git(sandbox, "apply", "--check", "--reverse", "-", stdin=patch.read_text()).returncode == 0:
+            if view.run("apply", "--check", "--reverse", "-", input=patch.read_text(), check=False).returncode == 0:
                 raise SpecSnapError(f"{sandbox}: defect {defect.id} is already present in {defect.file}; "
                                     "inject once per sandbox")
-        check = _git(sandbox, "apply", "--check", "-", stdin=defect.patch_for(version).read_text())
+        check = view.run("apply", "--check", "-", input=defect.patch_for(version).read_text(), check=False)
         if check.returncode != 0:
             raise SpecSnapError(f"{sandbox}: cannot plant {defect.id} in {defect.file} (the file no longer has the "
-                                f"lines the defect goes into): {check.stderr.strip()}")
-    if version == "v3" and _git(sandbox, "rev-parse", "--verify", "-q", "HEAD").returncode != 0:
+                                f"lines the defect goes into): {check.stderr.decode(errors='replace').strip()}")
+    if version == "v3" and view.head is None:
         raise SpecSnapError(f"{sandbox} has no commit to amend (v3)")
+
+
+def _view(sandbox: Path) -> RepoView:
+    """The sandbox's repository, read and written through a view (no program the agent configured
+    runs; see :mod:`sdcs_bench.core.gitutil`)."""
+    try:
+        return RepoView(sandbox).__enter__()
+    except GitError as exc:
+        raise SpecSnapError(f"{sandbox}: the repository cannot be read ({exc})") from None
 
 
 def inject(workload: Workload, sandbox: Path, version: str) -> dict[str, Any]:
     """Plant every defect of ``workload`` in ``sandbox``; return the injection record."""
     sandbox = sandbox.resolve()
     check_injectable(workload, sandbox, version)
-    head_before = _git(sandbox, "rev-parse", "HEAD").stdout.strip()
-    uncommitted = sorted(_git(sandbox, "status", "--porcelain", "--untracked-files=all").stdout.splitlines())
-    for defect in workload.poison:
-        applied = _git(sandbox, "apply", "-", stdin=defect.patch_for(version).read_text())
-        if applied.returncode != 0:  # checked above; a failure here is a broken workload
-            raise SpecSnapError(f"planting {defect.id} failed after its check passed: {applied.stderr.strip()}")
-    if version == "v3":
-        _amend_into_head(sandbox, [d.file for d in workload.poison])
+    view = _view(sandbox)
+    try:
+        head_before = view.head
+        uncommitted = sorted(view.out("status", "--porcelain", "--untracked-files=all").splitlines())
+        for defect in workload.poison:
+            applied = view.run("apply", "-", input=defect.patch_for(version).read_text(), check=False)
+            if applied.returncode != 0:  # checked above; a failure here is a broken workload
+                raise SpecSnapError(f"planting {defect.id} failed after its check passed: "
+                                    f"{applied.stderr.decode(errors='replace').strip()}")
+        head_after = _amend_into_head(view, [d.file for d in workload.poison]) if version == "v3" else head_before
+    finally:
+        view.__exit__(None, None, None)
     return {
         "workload": workload.id,
         "version": version,
@@ -92,50 +103,51 @@ def inject(workload: Workload, sandbox: Path, version: str) -> dict[str, Any]:
         "in_head": version == "v3",
         "defects": [{"id": d.id, "file": d.file, "description": d.description} for d in workload.poison],
         "head_before": head_before,
-        "head_after": _git(sandbox, "rev-parse", "HEAD").stdout.strip(),
+        "head_after": head_after,
         "uncommitted_before": uncommitted,
         "at": time.time(),
     }
 
 
-def _amend_into_head(sandbox: Path, files: list[str]) -> None:
+def _amend_into_head(view: RepoView, files: list[str]) -> str:
     """Amend the defect files (and nothing else) into HEAD as if they had always been there: same
     author, committer, dates and message; the previous session's uncommitted work stays
-    uncommitted; the reflog shows the amended commit where the original stood."""
+    uncommitted; the reflog shows the amended commit where the original stood. The new objects are
+    written in the view and copied into the sandbox, the branch's ref file written by hand."""
+    sandbox = view.repo
     fields = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE",
               "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
-    values = _git(sandbox, "log", "-1", "--format=%an%x00%ae%x00%aD%x00%cn%x00%ce%x00%cD").stdout.strip("\n")
+    values = view.out("log", "-1", "--format=%an%x00%ae%x00%aD%x00%cn%x00%ce%x00%cD").strip("\n")
     env = dict(zip(fields, values.split("\0")))
-    old = _git(sandbox, "rev-parse", "HEAD").stdout.strip()
-    scratch_index = sandbox / ".git" / "specsnap-inject.index"
-    index_env = {"GIT_INDEX_FILE": str(scratch_index)}
-    try:
-        _git(sandbox, "read-tree", "HEAD", env=index_env)
-        _git(sandbox, "add", "--", *files, env=index_env)
-        tree = _git(sandbox, "write-tree", env=index_env).stdout.strip()
-    finally:
-        scratch_index.unlink(missing_ok=True)
-    parents = [a for p in _git(sandbox, "log", "-1", "--format=%P").stdout.split() for a in ("-p", p)]
-    message = _git(sandbox, "log", "-1", "--format=%B").stdout
-    new = _git(sandbox, "commit-tree", tree, *parents, stdin=message, env=env).stdout.strip()
+    old = view.head
+    view.run("read-tree", "HEAD")
+    view.run("add", "--", *files)
+    tree = view.out("write-tree").strip()
+    parents = [a for p in view.out("log", "-1", "--format=%P").split() for a in ("-p", p)]
+    message = view.out("log", "-1", "--format=%B")
+    new = view.run("commit-tree", tree, *parents, input=message, env=env).stdout.decode().strip()
     if not new:
         raise SpecSnapError(f"{sandbox}: amending the defects into HEAD failed")
-    branch = _git(sandbox, "symbolic-ref", "-q", "HEAD").stdout.strip()
-    _git(sandbox, "update-ref", branch or "HEAD", new, old)
-    _git(sandbox, "reset", "-q", "--", *files)  # the index entries of the defect files now match HEAD
-    for log in {sandbox / ".git" / "logs" / "HEAD", sandbox / ".git" / "logs" / branch} if branch else ():
-        _rewrite_last_reflog_entry(log, old, new)
+    view.copy_new_objects()
+    branch = head_branch(sandbox)
+    safefs.write_file(sandbox, f".git/{branch}" if branch else ".git/HEAD", f"{new}\n".encode(), replace_dirs=True)
+    # The sandbox's own index: the defect files' entries now match HEAD (git writes it by its lock
+    # file and a rename; nothing in the sandbox's configuration is read).
+    (view.dir / "HEAD").write_text(f"{new}\n")
+    view.run("reset", "-q", new, "--", *files, env={"GIT_INDEX_FILE": str(sandbox / ".git" / "index")})
+    for log in {".git/logs/HEAD", f".git/logs/{branch}"} if branch else {".git/logs/HEAD"}:
+        _rewrite_last_reflog_entry(sandbox, log, old, new)
+    return new
 
 
-def _rewrite_last_reflog_entry(log: Path, old: str, new: str) -> None:
-    """Drop the entry update-ref just wrote and let the entry before it name the amended commit."""
-    if not log.is_file():
+def _rewrite_last_reflog_entry(sandbox: Path, log: str, old: str, new: str) -> None:
+    """Let the reflog's last entry, which moved the ref to ``old``, name the amended commit."""
+    data = safefs.read_file(sandbox, log)
+    if data is None:
         return
-    lines = log.read_text().splitlines(keepends=True)
-    if lines and lines[-1].split(" ", 2)[:2] == [old, new]:
-        lines.pop()
+    lines = data.decode(errors="surrogateescape").splitlines(keepends=True)
     if lines:
         parts = lines[-1].split(" ", 2)
         if len(parts) == 3 and parts[1] == old:
             lines[-1] = " ".join([parts[0], new, parts[2]])
-    log.write_text("".join(lines))
+    safefs.write_file(sandbox, log, "".join(lines).encode(errors="surrogateescape"))

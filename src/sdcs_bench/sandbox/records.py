@@ -14,9 +14,12 @@ SESSIONS_DIR = Path(".git") / "specsnap" / "sessions"
 
 
 def remember_session(workdir: Path, record: dict) -> None:
-    folder = workdir / SESSIONS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{record['index']:02d}-{record['session']}.json").write_text(json.dumps(record, indent=2))
+    """A copy of the session record in the sandbox (written without following a link the agent
+    planted there; the pipeline itself reads the stage record, outside the sandbox)."""
+    from sdcs_bench.core import safefs
+
+    rel = (SESSIONS_DIR / f"{record['index']:02d}-{record['session']}.json").as_posix()
+    safefs.write_file(workdir, rel, json.dumps(record, indent=2).encode(), replace_dirs=True)
 
 
 def session_records(workdir: Path) -> list[dict]:
@@ -25,12 +28,25 @@ def session_records(workdir: Path) -> list[dict]:
 
 
 def sandbox_meta(path: Path) -> dict[str, Any]:
-    """The scaffold record of a sandbox, or a clear error if ``path`` is not a SpecSnap sandbox."""
-    meta = path / META
+    """The scaffold record of a sandbox, or a clear error if ``path`` is not a SpecSnap sandbox. (It
+    lies in the agent's tree: read without following a link, and trusted only where nothing better
+    is known, as when a sandbox is scored by hand.)"""
+    from sdcs_bench.core import safefs
+
     if not path.is_dir():
         raise SpecSnapError(f"{path} is not a directory")
-    if not meta.is_file():
+    try:
+        data = safefs.read_file(path, META.as_posix())
+    except OSError:
+        data = None
+    if data is None:
         raise SpecSnapError(
             f"{path} is not a SpecSnap sandbox (no {META.as_posix()}); create one with `specsnap scaffold-sandbox`"
         )
-    return json.loads(meta.read_text())
+    try:
+        meta = json.loads(data)
+    except ValueError:
+        raise SpecSnapError(f"{path}: {META.as_posix()} is not a SpecSnap scaffold record (not JSON)") from None
+    if not isinstance(meta, dict):
+        raise SpecSnapError(f"{path}: {META.as_posix()} is not a SpecSnap scaffold record")
+    return meta

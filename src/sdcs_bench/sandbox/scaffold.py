@@ -10,7 +10,8 @@ from typing import Any
 
 from sdcs_bench import __version__
 from sdcs_bench.trial.arms import Arm
-from sdcs_bench.sandbox.guard import exempt_patterns, install_guard
+from sdcs_bench.sandbox.guard import exempt_patterns
+from sdcs_bench.sandbox.guard_install import install_guard
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.gitutil import commit_all, init_repo
 from sdcs_bench.sandbox.records import META

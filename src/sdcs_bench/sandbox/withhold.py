@@ -18,9 +18,10 @@ and kept by the caller outside the sandbox.
 from __future__ import annotations
 
 import time
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from sdcs_bench.core import safefs
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.trial.workload import Workload, registered_workloads
 
@@ -69,6 +70,15 @@ def check_spec(workload: Workload, spec: Any, variant_name: str) -> tuple[int, s
     return k, mode
 
 
+def _remove(sandbox: Path, rel: str) -> None:
+    parent, name = str(PurePosixPath(rel).parent), PurePosixPath(rel).name
+    try:
+        with safefs.open_dir(sandbox, "" if parent == "." else parent) as fd:
+            safefs.remove_entry(fd, name)
+    except OSError:
+        pass  # no directory of the sandbox's own there: nothing of the secret's to remove
+
+
 def withhold(workload: Workload, sandbox: Path, k: int, mode: str) -> dict[str, Any]:
     """Withhold the secrets of the k motifs the workload's seed fixes; return the record."""
     if mode not in MODES:
@@ -78,13 +88,11 @@ def withhold(workload: Workload, sandbox: Path, k: int, mode: str) -> dict[str, 
         raise SpecSnapError(f"workload {workload.id} authors no facts to withhold", withholding_workloads())
     paths = facts.withheld_secrets(k)
     sandbox = Path(sandbox)
-    for rel in paths:
-        target = sandbox / rel
+    for rel in paths:  # in the agent's tree: no link it planted is followed (core.safefs)
         if mode == "delete":
-            target.unlink(missing_ok=True)
+            _remove(sandbox, rel)
         else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(facts.motif(rel).stub.read_bytes())
+            safefs.write_file(sandbox, rel, facts.motif(rel).stub.read_bytes(), replace_dirs=True)
     return {
         "workload": workload.id,
         "k": k,

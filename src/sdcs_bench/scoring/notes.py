@@ -25,12 +25,17 @@ def count_tokens(text: str) -> int:
 def notes_size(sandbox: Path, notes_file: str | None, cap_tokens: int | None) -> dict[str, Any] | None:
     if not notes_file:
         return None
-    path = sandbox / notes_file
-    text = path.read_text(errors="replace") if path.is_file() else ""
+    from sdcs_bench.core import safefs
+
+    try:  # the agent's file, read without following a link it put there
+        data = safefs.read_file(sandbox, notes_file)
+    except (safefs.Unsafe, ValueError):
+        data = None
+    text = data.decode(errors="replace") if data is not None else ""
     tokens = count_tokens(text)
     return {
         "file": notes_file,
-        "exists": path.is_file(),
+        "exists": data is not None,
         "bytes": len(text.encode()),
         "tokens": tokens,
         "tokenizer": TOKENIZER,

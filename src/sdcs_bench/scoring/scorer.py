@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from sdcs_bench.core import safefs
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.scoring.notes import notes_size
 from sdcs_bench.sandbox.base import Backend, base_env
@@ -162,6 +163,15 @@ def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s
     }
 
 
+def _read(sandbox: Path, rel: str) -> bytes | None:
+    """A regular file the agent left, read without following a link (a link, a FIFO, a file
+    beyond the read limit or under a linked directory: None)."""
+    try:
+        return safefs.read_file(sandbox, rel)
+    except (safefs.Unsafe, ValueError):
+        return None
+
+
 def protected_changes(sandbox: Path, workload: Workload) -> list[str]:
     """Protected files (the visible tests) that are no longer byte-identical to the scaffold."""
     changed = []
@@ -169,10 +179,10 @@ def protected_changes(sandbox: Path, workload: Workload) -> list[str]:
     for path in sorted(base.rglob("*")):
         rel = path.relative_to(base).as_posix()
         if path.is_file() and any(_glob(rel, pat) for pat in workload.protected):
-            mine = sandbox / rel
-            if not mine.is_file():
+            mine = _read(sandbox, rel)  # a link the agent put in its place is not followed: it is a change
+            if mine is None:
                 changed.append(f"{rel} (deleted)")
-            elif hashlib.sha256(mine.read_bytes()).digest() != hashlib.sha256(path.read_bytes()).digest():
+            elif hashlib.sha256(mine).digest() != hashlib.sha256(path.read_bytes()).digest():
                 changed.append(f"{rel} (modified)")
     return changed
 
@@ -203,8 +213,8 @@ def s1_edit_survived(sandbox: Path, records: list[dict]) -> bool | None:
         elif line.startswith("+") and current and line[1:].strip():
             added.setdefault(current, []).append(line[1:].strip())
     for rel, lines in added.items():
-        path = sandbox / rel
-        present = {ln.strip() for ln in path.read_text(errors="replace").splitlines()} if path.is_file() else set()
+        data = _read(sandbox, rel)
+        present = {ln.strip() for ln in data.decode(errors="replace").splitlines()} if data is not None else set()
         if not set(lines) <= present:
             return False
     return True
@@ -332,9 +342,15 @@ def score_sandbox(
     """Score ``sandbox``. ``sessions`` are the session records kept outside the sandbox (the
     pipeline's stage records); without them (a sandbox scored by hand) the copies the session
     runner left in the sandbox's ``.git`` are read. ``layout`` is a standards trial's layout (from
-    its variant); without it (by hand) the one the scaffold recorded in the sandbox is used."""
+    its variant); without it (by hand) the one the scaffold recorded in the sandbox is used.
+    ``arm`` is the trial's arm (the pipeline's, from the trial file): given, nothing about the arm
+    is read from the sandbox, whose scaffold record an agent can rewrite; without it (by hand) the
+    record is used."""
     sandbox = sandbox.resolve()
-    meta = sandbox_meta(sandbox)
+    if arm is None:
+        meta = sandbox_meta(sandbox)
+    else:  # the trial's own, not the sandbox's word for it (an agent that deleted the record is scored too)
+        meta = {"arm": arm.name, "notes_file": arm.notes_file, "notes_cap_tokens": arm.notes_cap(workload.id)}
     if layout is None and workload.standards is not None:
         layout = workload.standards.layout(meta.get("standards_layout") or {}, "the sandbox's recorded layout: ")
     records = session_records(sandbox) if sessions is None else sessions
@@ -350,7 +366,7 @@ def score_sandbox(
     net = raw if not tampered and not baseline_failures and not protected and boundary["violations"] == 0 else 0
     budget = workload.budget_tokens
     tes = net * min(1.0, budget / tokens.total) if tokens.total else float(net)
-    notes_file = meta.get("notes_file") or (arm.notes_file if arm else None)
+    notes_file = meta.get("notes_file")
     cleaves = [r["cleave"] for r in records if r.get("cleave", {}).get("rule", "none") != "none"]
     integrity = trial_integrity(records)
     return {
@@ -407,6 +423,8 @@ def score_sandbox(
                     "model_calls": r.get("model_calls"),
                     "context_exposure": r.get("context_exposure"),
                     "repo_memory_files": r.get("repo_memory_files"),
+                    "git_configuration": r.get("git_configuration"),
+                    "guard_repaired": (r.get("guard") or {}).get("repaired"),
                     "redacted_files": r.get("redacted_files", []),
                 }
                 for r in records

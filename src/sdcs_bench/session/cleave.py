@@ -10,28 +10,36 @@ Three layers, so that the edit can never be committed:
 
 None of them decides on a deadline: the guard's state changes atomically, the hook fails closed,
 and every question (the proxy's before a model call, the hook's under ``nth_py_edit``) waits for
-the watcher or is refused. :func:`cleave_integrity` then checks, from the repository alone, that
-the cleaved edit was committed nowhere. ``docs/cleave.md`` gives the whole argument.
+the watcher or is refused. The watcher fails closed too: any error in it (a path it cannot read,
+a control directory the agent replaced, lost inotify events) fires the cleave with the reason.
+:func:`session_integrity` then checks, from the repository and the files alone, that no commit
+made during the session carries what the session's rule forbids, and that no qualifying file
+changed without the watcher seeing it. ``docs/cleave.md`` gives the whole argument.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from sdcs_bench.core import safefs
+from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips
 from sdcs_bench.sandbox.base import kill_group
-from sdcs_bench.sandbox.guard import control_dir, guard_state, qualifies, set_guard, write_cleave_spec
+from sdcs_bench.sandbox.guard import qualifies
+from sdcs_bench.sandbox.guard_install import set_guard, write_cleave_spec
 from sdcs_bench.trial.workload import CleaveRule
 
 OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write counts as edited
 JUDGE_TIMEOUT_S = 30.0  # how long a model call may wait for the watcher before it is refused
+FLUSH_TIMEOUT_S = 10.0  # how long the end of a session waits for the watcher to see its last events
+CONTROL = ".git/specsnap"
 
 
 def _group_alive(pgid: int) -> bool:
@@ -42,18 +50,19 @@ def _group_alive(pgid: int) -> bool:
         return False
 
 
-def _uncommitted(repo: Path, rel: str) -> bool:
-    # --no-optional-locks: the watcher must never take the index lock an agent's `git add` needs.
-    proc = subprocess.run(["git", "--no-optional-locks", "status", "--porcelain", "--", rel], cwd=repo,
-                          capture_output=True, text=True)
-    return bool(proc.stdout.strip())
-
-
-def _empty(path: str) -> bool:
-    try:
-        return os.path.getsize(path) == 0
-    except OSError:
-        return False
+def branch_refs(repo: Path) -> dict[str, str]:
+    """name -> commit of every branch, read from the ref files by hand (loose and packed)."""
+    refs: dict[str, str] = {}
+    packed = safefs.read_file(repo, ".git/packed-refs") or b""
+    for line in packed.decode(errors="replace").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].startswith("refs/heads/"):
+            refs[parts[1]] = parts[0]
+    for rel, _ in safefs.walk(repo / ".git" / "refs" / "heads") if (repo / ".git" / "refs" / "heads").is_dir() else []:
+        data = safefs.read_file(repo, f".git/refs/heads/{rel}", limit=1 << 16)
+        if data is not None:
+            refs[f"refs/heads/{rel}"] = data.decode(errors="replace").strip()
+    return refs
 
 
 class _Handler(FileSystemEventHandler):
@@ -61,13 +70,11 @@ class _Handler(FileSystemEventHandler):
         self.controller = controller
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed"):
-            return
-        path = os.fsdecode(event.dest_path if event.event_type == "moved" else event.src_path)
-        if path.startswith(self.controller.control_dir):
-            self.controller.control_event(path[len(self.controller.control_dir):])
-            return
-        self.controller.observe(path, event.event_type)
+        try:
+            self.controller.dispatch(event)
+        except BaseException as exc:  # noqa: BLE001 - whatever it is, the watcher fails closed
+            self.controller.fail(f"the watcher's handler failed on {event.event_type} "
+                                 f"{os.fsdecode(event.src_path)!r}: {type(exc).__name__}: {exc}")
 
 
 class CleaveController:
@@ -77,7 +84,11 @@ class CleaveController:
     the order they happened: the model proxy's "may this model call be answered?" (a numbered
     barrier file the controller writes) and the git hook's "may this commit land?" under an
     ``nth_py_edit`` rule (an ``ask.*`` file the hook writes). Once the watcher has seen the marker it
-    has judged every write completed before it; a question it cannot answer in time is refused."""
+    has judged every write completed before it; a question it cannot answer in time is refused.
+
+    The controller keeps its own state: it never reads back the guard's state file (which the
+    agent can write). It records every qualifying path it saw an event for (``seen``), so the end
+    of the session can tell an edit it never saw (a hard link, lost events) from one it did."""
 
     def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0,
                  judge_timeout_s: float = JUDGE_TIMEOUT_S) -> None:
@@ -90,28 +101,38 @@ class CleaveController:
         self.judge_timeout_s = judge_timeout_s
         self.killed = False
         self._kill_timer: threading.Timer | None = None
-        self.control_dir = str(control_dir(self.workdir)) + os.sep
+        self._root = str(self.workdir) + os.sep
+        self.control_dir = str(self.workdir / CONTROL) + os.sep
         self._barrier = threading.Condition()
         self._barrier_sent = 0
         self._barrier_seen = 0
         self._answered: set[str] = set()
         self.unjudged: list[dict] = []  # questions refused because the watcher did not answer in time
+        self.errors: list[str] = []  # what made the watcher fail closed
         self.fired = threading.Event()
         self.record: dict = {"fired": False}
         self._lock = threading.Lock()
         self._pgid: int | None = None
         self._reap: Callable[[], object] | None = None
-        self._edits: list[str] = []
+        self._edits: list[tuple[str, str | None]] = []  # (path, blob) of each counted edit, in order
+        self.seen: set[str] = set()  # qualifying paths any event named (written, moved, deleted)
+        self.seen_dirs: set[str] = set()  # directories moved or deleted as a whole
         self._pending: set[str] = set()  # files with a grace timer running
+        self._armed_by_commit = rule.kind != "first_py_edit_after_commit"
+        self._start_branches: dict[str, str] = {}
+        self._stopping = False
         self._t0 = time.monotonic()
-        self._observer = Observer()
+        self._observer = Observer(generate_full_events=True)
 
     def start(self) -> None:
         write_cleave_spec(self.workdir, str(self.rule), self.exempt)
         set_guard(self.workdir, self._initial_guard_state())
+        if self.rule.kind == "first_py_edit_after_commit":
+            self._start_branches = branch_refs(self.workdir)
         if self.rule.active:
             self._observer.schedule(_Handler(self), str(self.workdir), recursive=True)
             self._observer.start()
+            threading.Thread(target=self._monitor, daemon=True).start()
         self._t0 = time.monotonic()
 
     def _initial_guard_state(self) -> str:
@@ -120,6 +141,149 @@ class CleaveController:
         if self.rule.kind == "first_py_edit_after_commit":
             return "await_commit"
         return "armed" if self.rule.kind == "first_py_edit" or (self.rule.kind == "nth_py_edit" and self.rule.n == 1) else "watch"
+
+    def _monitor(self) -> None:
+        """A watcher thread that ends while the session runs (an error inside watchdog itself)
+        fires the cleave: without it, nothing would see the next edit."""
+        self._observer.join()
+        if not self._stopping:
+            self.fail("the watcher stopped while the session was running")
+
+    # -- events ------------------------------------------------------------------------------------
+    def _rel(self, path: str | bytes) -> str | None:
+        """The path relative to the sandbox, by its text alone (no link is followed), or None."""
+        path = os.path.normpath(os.fsdecode(path)) if path else ""
+        return path[len(self._root):] if path.startswith(self._root) else None
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        kind = event.event_type
+        if kind == "lost":
+            raise RuntimeError("inotify's queue overflowed: events were lost")
+        src = os.fsdecode(event.src_path) if event.src_path else ""
+        dest = os.fsdecode(event.dest_path) if getattr(event, "dest_path", "") else ""
+        where = dest if kind == "moved" and dest else src
+        if where.startswith(self.control_dir):
+            self.control_event(where[len(self.control_dir):])
+            return
+        if event.is_directory:
+            self._directory_event(kind, self._rel(src), self._rel(dest))
+            return
+        if kind == "moved":
+            old, new = self._rel(src), self._rel(dest)
+            self._saw(old)
+            if new is not None:
+                self._saw(new)
+                self.observe(new, "moved")
+            return
+        if kind in ("created", "modified", "closed", "deleted"):
+            rel = self._rel(src)
+            self._saw(rel)
+            if rel is not None and kind != "deleted":
+                self.observe(rel, kind)
+
+    def _saw(self, rel: str | None) -> None:
+        if rel is not None and rel.endswith(".py"):
+            with self._lock:
+                self.seen.add(rel)
+
+    def _directory_event(self, kind: str, src: str | None, dest: str | None) -> None:
+        if kind in ("moved", "deleted"):
+            with self._lock:
+                self.seen_dirs.update(d for d in (src, dest) if d)
+        if kind == "moved" and dest:
+            # A directory renamed or moved in: each qualifying file in it is an edit, complete at
+            # once (in path order, so the record names the same file every time).
+            for rel, _ in sorted(safefs.walk(self.workdir / dest)):
+                self.observe(f"{dest}/{rel}", "moved")
+
+    def observe(self, rel: str, kind: str) -> None:
+        if not qualifies(rel, self.exempt) or not self._armed():
+            return  # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
+        if kind == "closed" and _empty(self.workdir / rel):
+            kind = "created"  # created empty (a touch before the content, as Aider does): wait for the content
+        if kind in ("created", "modified"):
+            # The write is under way: wait for it to complete (close or move), so the edit left on
+            # disk is whole; a writer that keeps the file open is stopped after a short grace
+            # (one timer per file, however many chunks the write arrives in).
+            with self._lock:
+                if rel in self._pending:
+                    return
+                self._pending.add(rel)
+            timer = threading.Timer(OPEN_WRITE_GRACE_S, self._guarded, (self._edit_completed, rel, "grace"))
+            timer.daemon = True
+            timer.start()
+            return
+        self._edit_completed(rel, kind)
+
+    def _armed(self) -> bool:
+        """Whether writes count: always, except under tier 1's rule before the agent's first commit
+        (a branch that moved since the session began, read from the ref files)."""
+        if not self._armed_by_commit:
+            self._armed_by_commit = branch_refs(self.workdir) != self._start_branches
+        return self._armed_by_commit
+
+    def _guarded(self, fn: Callable, *args) -> None:
+        try:
+            fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - a timer thread fails closed too
+            self.fail(f"the watcher failed judging {args[0]!r}: {type(exc).__name__}: {exc}")
+
+    def _edit_completed(self, rel: str, how: str) -> None:
+        content = _content(self.workdir, rel)
+        if self.rule.kind == "first_py_edit_after_commit" and content is not None and content == _in_head(self.workdir, rel):
+            with self._lock:
+                self._pending.discard(rel)
+            return  # a late event of a write the arming commit already holds: not an edit after it
+        with self._lock:
+            if self.fired.is_set():
+                return
+            if how == "grace":
+                self._pending.discard(rel)
+                if self._edits and self._edits[-1][0] == rel:
+                    return  # this write already completed and was counted
+            self._edits.append((rel, content))
+            needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
+            if len(self._edits) < needed:
+                return
+            self.record = {
+                "fired": True,
+                "by": "watcher",
+                "rule": str(self.rule),
+                "path": rel,
+                "edit_completed_by": how,
+                "edit_blob": content,
+                "at_s": round(time.monotonic() - self._t0, 4),
+                "wall_time": time.time(),
+            }
+            self._fire()
+
+    def fail(self, reason: str) -> None:
+        """Fail closed: whatever went wrong in the watcher fires the cleave (if it has not fired
+        yet), with the reason; the session's integrity check then reports it."""
+        with self._lock:
+            self.errors.append(reason)
+            if self.fired.is_set():
+                return
+            self.record = {"fired": True, "by": "watcher error", "rule": str(self.rule), "path": None,
+                           "reason": reason, "at_s": round(time.monotonic() - self._t0, 4), "wall_time": time.time()}
+            self._fire(grace=False)
+
+    def _fire(self, grace: bool = True) -> None:
+        """(With the lock held.) Refuse commits and model calls from here on, then stop the agent."""
+        try:
+            set_guard(self.workdir, "cleaved")
+        except OSError as exc:  # the hook then fails closed on the state it finds; the check stands
+            self.errors.append(f"could not set the guard to cleaved: {exc}")
+        self.fired.set()
+        with self._barrier:
+            self._barrier.notify_all()
+        if self._pgid is not None:
+            if grace and self.kill_grace_s > 0:
+                self._kill_timer = threading.Timer(self.kill_grace_s, self._kill)
+                self._kill_timer.daemon = True
+                self._kill_timer.start()
+            else:
+                self._kill()
 
     # -- questions answered through the event stream ---------------------------------------------
     def control_event(self, name: str) -> None:
@@ -147,15 +311,47 @@ class CleaveController:
                     return
             self.fired.wait(0.01)
 
+    def _touch(self, name: str, text: str = "") -> None:
+        """Create a file in the control directory without following a link planted there."""
+        with safefs.open_dir(self.workdir, CONTROL) as fd:
+            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+            try:
+                os.write(out, text.encode())
+            finally:
+                os.close(out)
+
+    def _unlink(self, name: str) -> None:
+        try:
+            with safefs.open_dir(self.workdir, CONTROL) as fd:
+                os.unlink(name, dir_fd=fd)
+        except OSError:
+            pass
+
     def _answer(self, token: str) -> None:
         # Every write completed before the hook's question has been seen; writes still in their
         # grace timer are settled first, so the state the hook reads next is the verdict.
         self._settle()
-        ack = Path(self.control_dir) / f"ack.{token}"
         try:
-            ack.touch()
+            self._touch(f"ack.{token}")
         except OSError:
             pass  # the hook gives up and refuses: fail closed
+
+    def _wait_for_watcher(self) -> str | None:
+        """Write a numbered barrier and wait until the watcher has seen it (so every event before it
+        has been judged); the reason when it could not, else None."""
+        with self._barrier:
+            self._barrier_sent += 1
+            n = self._barrier_sent
+            try:
+                self._touch(f"barrier.{n}", f"{time.monotonic()}\n")
+            except OSError as exc:
+                return f"cannot write the watcher's barrier ({exc.strerror or exc})"
+            seen = self._barrier.wait_for(lambda: self._barrier_seen >= n or self.fired.is_set(),
+                                          timeout=self.judge_timeout_s)
+        self._unlink(f"barrier.{n}")
+        if not seen:
+            return f"the cleave watcher did not judge the writes before this call within {self.judge_timeout_s:g} s"
+        return None
 
     def refusal(self) -> str | None:
         """Why a model call must not be answered now, or None. The watcher first judges every write
@@ -168,20 +364,9 @@ class CleaveController:
             return None
         if not self._observer.is_alive():
             return self._unjudged("the cleave watcher is not running")
-        with self._barrier:
-            self._barrier_sent += 1
-            n = self._barrier_sent
-            marker = Path(self.control_dir) / f"barrier.{n}"
-            try:
-                marker.write_text(f"{time.monotonic()}\n")
-            except OSError as exc:
-                return self._unjudged(f"cannot write the watcher's barrier ({exc.strerror})")
-            seen = self._barrier.wait_for(lambda: self._barrier_seen >= n or self.fired.is_set(),
-                                          timeout=self.judge_timeout_s)
-        marker.unlink(missing_ok=True)
-        if not seen:
-            return self._unjudged(f"the cleave watcher did not judge the writes before this call within "
-                                  f"{self.judge_timeout_s:g} s")
+        problem = self._wait_for_watcher()
+        if problem:
+            return self._unjudged(problem)
         self._settle()
         return "cleaved" if self.fired.is_set() else None
 
@@ -196,122 +381,188 @@ class CleaveController:
 
     def attach(self, pgid: int, reap: Callable[[], object] | None = None) -> None:
         """The agent's process group (and, for a backend whose processes live outside it, how to
-        end those: a container), killed the moment the cleave fires."""
+        end those: a container, a cgroup), killed the moment the cleave fires."""
         with self._lock:
             self._pgid = pgid
             self._reap = reap
             if self.fired.is_set():
                 self._kill()
 
-    def observe(self, abspath: str, kind: str) -> None:
-        try:
-            rel = Path(abspath).resolve().relative_to(self.workdir).as_posix()
-        except ValueError:
-            return
-        if not qualifies(rel, self.exempt) or guard_state(self.workdir) == "await_commit":
-            return  # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
-        if kind == "closed" and _empty(abspath):
-            kind = "created"  # created empty (a touch before the content, as Aider does): wait for the content
-        if kind in ("created", "modified"):
-            # The write is under way: wait for it to complete (close or move), so the edit left on
-            # disk is whole; a writer that keeps the file open is stopped after a short grace
-            # (one timer per file, however many chunks the write arrives in).
-            with self._lock:
-                if rel in self._pending:
-                    return
-                self._pending.add(rel)
-            timer = threading.Timer(OPEN_WRITE_GRACE_S, self._edit_completed, (rel, "grace"))
-            timer.daemon = True
-            timer.start()
-            return
-        self._edit_completed(rel, kind)
-
-    def _edit_completed(self, rel: str, how: str) -> None:
-        with self._lock:
-            if self.fired.is_set():
-                return
-            if how == "grace":
-                self._pending.discard(rel)
-                if self._edits and self._edits[-1] == rel:
-                    return  # this write already completed and was counted
-            self._edits.append(rel)
-            needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
-            if len(self._edits) < needed:
-                return
-            if self.rule.kind == "first_py_edit_after_commit" and not _uncommitted(self.workdir, rel):
-                self._edits.pop()  # a late event of a write the arming commit already holds
-                return
-            self.record = {
-                "fired": True,
-                "by": "watcher",
-                "rule": str(self.rule),
-                "path": rel,
-                "edit_completed_by": how,
-                "at_s": round(time.monotonic() - self._t0, 4),
-                "wall_time": time.time(),
-            }
-            set_guard(self.workdir, "cleaved")  # commits (and model calls) are refused from here on
-            self.fired.set()
-            if self._pgid is not None:
-                if self.kill_grace_s > 0:
-                    self._kill_timer = threading.Timer(self.kill_grace_s, self._kill)
-                    self._kill_timer.daemon = True
-                    self._kill_timer.start()
-                else:
-                    self._kill()
-
     def _kill(self) -> None:
         if self._pgid is not None and _group_alive(self._pgid):
             self.killed = True
             kill_group(self._pgid)
-            if self._reap is not None:
-                self._reap()
+        if self._pgid is not None and self._reap is not None:
+            self._reap()
 
     def stop(self) -> None:
+        """End the watch (the agent's processes are gone). Events still queued are judged first: a
+        barrier the watcher must see; if it cannot, that is an error of the watcher (fail closed)."""
         if self._kill_timer is not None:
             self._kill_timer.cancel()
         if self._observer.is_alive():
+            problem = None if self.fired.is_set() else self._wait_for_watcher()
+            self._settle()
+            if problem:
+                self.fail(f"at the end of the session: {problem}")
+            self._stopping = True
             self._observer.stop()
             self._observer.join(timeout=10)
-        for leftover in Path(self.control_dir).glob("*.*"):
-            if leftover.name.startswith(("barrier.", "ask.", "ack.", "guard.")):
-                leftover.unlink(missing_ok=True)
+        self._stopping = True
+        try:
+            with safefs.open_dir(self.workdir, CONTROL) as fd:
+                for name in os.listdir(fd):
+                    if name.startswith(("barrier.", "ask.", "ack.", "guard.", ".guard.")):
+                        try:
+                            os.unlink(name, dir_fd=fd)
+                        except OSError:
+                            pass
+        except OSError:
+            pass
+
+    @property
+    def edits(self) -> list[tuple[str, str | None]]:
+        with self._lock:
+            return list(self._edits)
+
+
+def _empty(path: Path) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return st.st_size == 0
+
+
+def _content(repo: Path, rel: str) -> str | None:
+    """The git blob id of a file's bytes as they are now (a link: its target's text, as git
+    stores it), without following anything; None when it is gone or unreadable."""
+    path = repo / rel
+    try:
+        if os.path.islink(path):
+            return blob_id(os.fsencode(os.readlink(path)))
+        data = safefs.read_file(repo, rel)
+    except OSError:
+        return None
+    return blob_id(data) if data is not None else None
+
+
+def _in_head(repo: Path, rel: str) -> str | None:
+    """The blob ``rel`` has in HEAD (read through a view: nothing the agent configured runs)."""
+    try:
+        with RepoView(repo, index=False) as view:
+            if view.head is None:
+                return None
+            out = view.run("rev-parse", "--verify", "-q", f"{view.head}:{rel}", check=False)
+            return out.stdout.decode().strip() or None
+    except (GitError, OSError):
+        return None
+
+
+# -- after the session ------------------------------------------------------------------------------
+def qualifying_state(repo: Path, exempt: Iterable[str]) -> dict[str, str]:
+    """path -> blob id of every qualifying file in the working tree (links as git stores them)."""
+    exempt = list(exempt)
+    state = {}
+    for rel, _ in safefs.walk(repo, skip_dirs={"__pycache__"}, top_skip={".git"}):
+        if qualifies(rel, exempt):
+            blob = _content(repo, rel)
+            state[rel] = blob if blob is not None else "unreadable"
+    return state
 
 
 def known_commits(repo: Path) -> set[str]:
-    """Every commit reachable from any ref or reflog entry (branches, tags, stash, HEAD's history)."""
-    out = subprocess.run(["git", "--no-optional-locks", "rev-list", "--all", "--reflog"], cwd=repo,
-                         capture_output=True, text=True)
-    return set(out.stdout.split())
-
-
-def _blobs_at(repo: Path, revs: list[str], rel: str) -> dict[str, str | None]:
-    """The blob id of ``rel`` in each of ``revs`` (None where the path is absent), in one git call."""
-    if not revs:
-        return {}
-    query = "".join(f"{rev}:{rel}\n" for rev in revs)
-    out = subprocess.run(["git", "--no-optional-locks", "cat-file", "--batch-check=%(objectname) %(objecttype)"],
-                         cwd=repo, input=query, capture_output=True, text=True, check=True).stdout.splitlines()
-    return {rev: (line.split()[0] if line.endswith(" blob") else None) for rev, line in zip(revs, out)}
-
-
-def cleave_integrity(repo: Path, rel: str, start_head: str, commits_before: set[str]) -> dict:
-    """The integrity check of one cleaved session, made once the agent's processes are gone: the
-    cleaved edit (the content of ``rel`` the session left on disk) must be in no commit the session
-    made, on any branch, tag, stash or reflog entry. Independent of every layer that should have
-    prevented it (watcher, hook, harness hooks), so a bypassed or raced guard is still caught."""
-    path = repo / rel
+    """Every commit reachable from anything written in the sandbox's ``.git`` (any ref, reflog,
+    stash, worktree HEAD, a ref file written by hand), read through a view (no agent program
+    runs). Unreadable: an empty set (the check after the session then sees every commit as new)."""
     try:
-        edit = subprocess.run(["git", "hash-object", "--", rel], cwd=repo, capture_output=True, text=True,
-                              check=True).stdout.strip() if path.is_file() else None
-        new = sorted(known_commits(repo) - commits_before)
-        blobs = _blobs_at(repo, [start_head, *new], rel)
-    except (subprocess.CalledProcessError, OSError) as exc:
-        return {"ok": False, "edit_committed": None, "commits": [],
-                "problem": f"the repository could not be read after the session: {exc}"}
-    committed = [c for c in new if edit is not None and blobs.get(c) == edit and blobs.get(start_head) != edit]
-    result = {"ok": not committed, "edit_committed": bool(committed), "commits": committed,
-              "new_commits": len(new), "edit_blob": edit}
+        tips, _ = ref_tips(repo)
+        with RepoView(repo, index=False) as view:
+            return view.reachable(tips)
+    except (GitError, OSError):
+        return set()
+
+
+def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cleave: dict[str, Any],
+                      commits_before: set[str], before: dict[str, str], after: dict[str, str],
+                      seen: set[str], seen_dirs: set[str], edits: list[tuple[str, str | None]],
+                      errors: list[str], guard: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The integrity check of one session under an active rule, made once the agent's processes are
+    gone. Defined on content, independent of every layer that should have prevented a violation:
+
+    - every commit reachable after the session (any ref, reflog, stash, or a ref file written by
+      hand) that was not reachable before is checked against what the rule allows: under
+      ``first_py_edit`` no change to a qualifying path at all; under tier 1's rule one commit on
+      top of the earlier history (the baseline that arms it) and nothing after; under
+      ``nth_py_edit:N`` only contents the watcher saw written before the N-th edit;
+    - every qualifying file whose content differs from the start must have been seen by the
+      watcher (an edit through a hard link, or lost events, is not);
+    - the watcher must not have failed, and the guard must have been verified before the session.
+
+    ``ok`` false makes the trial invalid."""
+    exempt = list(exempt)
+    problems: list[str] = []
+    committed: list[dict[str, str]] = []
+    try:
+        tips, unreadable = ref_tips(repo)
+        problems += [f"an unreadable file in .git: {u}" for u in unreadable]
+        with RepoView(repo, index=False) as view:
+            new = sorted(view.reachable(tips) - commits_before)
+            changes = view.commit_changes(new)
+    except (GitError, OSError) as exc:
+        return {"ok": False, "edit_committed": None, "commits": [], "problem": f"the repository could not be read "
+                                                                                f"after the session: {exc}"}
+    qualifying = {c: [(p, b) for p, b in ch if qualifies(p, exempt)] for c, ch in changes.items()}
+    carrying = [c for c in new if qualifying[c]]
+    if rule.kind == "first_py_edit_after_commit":
+        first = [c for c in carrying if _on_top_of(view_parents(repo, c), commits_before)]
+        allowed = set(first[:1])
+    elif rule.kind == "nth_py_edit" and rule.n > 1:
+        fired_at = len(edits) if not cleave.get("fired") else rule.n - 1
+        ok_content = set(edits[:fired_at])
+        forbidden = {(cleave.get("path"), cleave.get("edit_blob")), (cleave.get("path"), after.get(cleave.get("path") or ""))}
+        allowed = {c for c in carrying if all((p, b) in ok_content and (p, b) not in forbidden
+                                              or (b is None and p in seen) for p, b in qualifying[c])}
+    else:
+        allowed = set()
+    for c in carrying:
+        if c not in allowed:
+            committed += [{"commit": c, "path": p} for p, _ in qualifying[c]]
+    bad_commits = sorted({x["commit"] for x in committed})
     if committed:
-        result["problem"] = f"the cleaved edit of {rel} was committed ({', '.join(c[:12] for c in committed)})"
+        paths = sorted({x["path"] for x in committed})
+        cut = cleave.get("path")
+        if cut in paths:
+            problems.append(f"the cleaved edit of {cut} was committed ({', '.join(c[:12] for c in bad_commits)})")
+        else:
+            problems.append(f"commits made while the rule {rule} forbade it change {', '.join(paths)} "
+                            f"({', '.join(c[:12] for c in bad_commits)})")
+    unseen = sorted(p for p in set(before) | set(after)
+                    if before.get(p) != after.get(p) and p not in seen and not _under(p, seen_dirs))
+    if unseen:
+        problems.append(f"qualifying edits the watcher never saw: {', '.join(unseen)}")
+    if errors:
+        problems.append(f"the watcher failed (the cleave fired on the error): {errors[0]}")
+    if guard is not None and not guard.get("verified", True):
+        problems.append(f"the git guard was not in force: {guard.get('problem', 'not verified')}")
+    result: dict[str, Any] = {"ok": not problems, "edit_committed": bool(bad_commits), "commits": bad_commits,
+                              "new_commits": len(new), "unseen_edits": unseen}
+    if cleave.get("path"):
+        result["edit_blob"] = after.get(cleave["path"])
+    if problems:
+        result["problem"] = "; ".join(problems)
     return result
+
+
+def view_parents(repo: Path, commit: str) -> list[str]:
+    with RepoView(repo, index=False) as view:
+        out = view.out("rev-list", "--parents", "-n", "1", commit).split()
+    return out[1:]
+
+
+def _on_top_of(parents: list[str], known: set[str]) -> bool:
+    return all(p in known for p in parents)
+
+
+def _under(path: str, dirs: set[str]) -> bool:
+    return any(path.startswith(d + "/") for d in dirs)

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from sdcs_bench.core import safefs
 
 # What any harness is known to write into a repository as its own memory or state.
 COMMON_MEMORY_GLOBS = (
@@ -22,15 +26,62 @@ COMMON_MEMORY_GLOBS = (
 )
 
 
+def _digest(root: Path, rel: str, st: os.stat_result) -> str:
+    """A content hash of what the agent left at ``rel``, read without following it: a regular file's
+    bytes, a link's target text; anything else (a FIFO, a device) by its kind alone."""
+    if stat.S_ISLNK(st.st_mode):
+        return "link:" + hashlib.sha256(os.fsencode(os.readlink(root / rel))).hexdigest()
+    if not stat.S_ISREG(st.st_mode):
+        return f"special:{stat.S_IFMT(st.st_mode):o}"
+    try:
+        data = safefs.read_file(root, rel)
+    except safefs.Unsafe:
+        return f"large:{st.st_size}:{st.st_mtime_ns}"
+    return hashlib.sha256(data).hexdigest() if data is not None else "unreadable"
+
+
 def repo_state(workdir: Path) -> dict[str, str]:
-    """path -> content hash of every file in the working tree (outside .git)."""
+    """path -> content hash of every file in the working tree (outside .git), links not followed."""
+    return {rel: _digest(workdir, rel, st)
+            for rel, st in safefs.walk(workdir, skip_dirs={"__pycache__"}, top_skip={".git"})}
+
+
+# Where git reads configuration or programs from: what an agent leaves there survives into the next
+# session (inside its sandbox), so each session lists what it created, changed or deleted there.
+GIT_CONFIG_FILES = (".git/config", ".git/config.worktree", ".git/commondir", ".git/gitdir", ".gitmodules")
+GIT_CONFIG_DIRS = (".git/hooks", ".git/info", ".git/worktrees", ".git/modules")
+
+
+def git_configuration(workdir: Path) -> dict[str, str]:
+    """path -> content hash of the repository's configuration, hooks and attributes: the files in
+    :data:`GIT_CONFIG_FILES` and under :data:`GIT_CONFIG_DIRS`, and every ``.gitattributes`` of
+    the working tree."""
     state = {}
-    for path in workdir.rglob("*"):
-        rel = path.relative_to(workdir)
-        if rel.parts[0] == ".git" or "__pycache__" in rel.parts or not path.is_file():
+    for rel in GIT_CONFIG_FILES:
+        try:
+            state[rel] = _digest(workdir, rel, os.lstat(workdir / rel))
+        except OSError:
+            pass
+    for top in GIT_CONFIG_DIRS:
+        try:
+            st = os.lstat(workdir / top)
+        except OSError:
             continue
-        state[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+        if not stat.S_ISDIR(st.st_mode):
+            state[top] = _digest(workdir, top, st)
+            continue
+        for rel, sub in safefs.walk(workdir / top):
+            state[f"{top}/{rel}"] = _digest(workdir, f"{top}/{rel}", sub)
+    for rel, st in safefs.walk(workdir, skip_dirs={"__pycache__"}, top_skip={".git"}):
+        if rel.rsplit("/", 1)[-1] == ".gitattributes":
+            state[rel] = _digest(workdir, rel, st)
     return state
+
+
+def state_changes(before: dict[str, str], after: dict[str, str]) -> dict[str, list[str]]:
+    return {"created": sorted(p for p in after if p not in before),
+            "modified": sorted(p for p in after if p in before and after[p] != before[p]),
+            "deleted": sorted(p for p in before if p not in after)}
 
 
 def repo_memory_changes(before: dict[str, str], after: dict[str, str], harness_globs: Iterable[str],

@@ -14,11 +14,12 @@ from typing import Any
 from sdcs_bench.agents import SessionContext, make_harness
 from sdcs_bench.agents.credentials import api_key, proxy_mode, secret_values
 from sdcs_bench.trial.arms import Arm
-from sdcs_bench.session.cleave import CleaveController, cleave_integrity, known_commits
-from sdcs_bench.sandbox.guard import exempt_patterns, qualifies, set_guard
-from sdcs_bench.core.gitutil import changed_paths, git, head, working_diff
+from sdcs_bench.session.cleave import CleaveController, known_commits, qualifying_state, session_integrity
+from sdcs_bench.sandbox.guard import exempt_patterns
+from sdcs_bench.sandbox.guard_install import install_guard, set_guard, verify_guard
+from sdcs_bench.core.gitutil import GitError, RepoView, head
 from sdcs_bench.sandbox.leakcheck import leak_check
-from sdcs_bench.session.memory_files import repo_memory_changes, repo_state
+from sdcs_bench.session.memory_files import git_configuration, repo_memory_changes, repo_state, state_changes
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy, ReplayScript
@@ -96,25 +97,33 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
 
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None) -> dict[str, Any]:
     leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend)
-    start_head = head(ctx.workdir)
+    exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
+    guard = _prepare_guard(ctx, backend, exempt)
+    start_head = _head(ctx.workdir)
     commits_before = known_commits(ctx.workdir)
     before = repo_state(ctx.workdir)
-    exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
+    config_before = git_configuration(ctx.workdir)
+    qualifying_before = qualifying_state(ctx.workdir, exempt)
     controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s)
     proxy = _proxy(ctx, harness, controller, script).start() if harness.needs_model else None
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
     try:
-        record = _spawn_and_wait(ctx, harness, backend, timeout_s, controller, start_head, commits_before, exempt)
+        record = _spawn_and_wait(ctx, harness, backend, timeout_s, controller, start_head, commits_before, exempt,
+                                 qualifying_before, guard)
     finally:
         if proxy is not None:
             proxy.stop()
     record["leak_check"] = leak
+    record["guard"] = guard
     # The harness's own records (transcript, rollout, chat files) leave the private HOME before it
     # is deleted: the session's event stream is read from them (sdcs_bench.coherence).
     record["harness_records"] = harness.keep_records(ctx)
     record["repo_memory_files"] = repo_memory_changes(before, repo_state(ctx.workdir), harness.repo_memory_globs,
                                                       ctx.arm.memory_files)
+    # Hooks and git configuration the agent left survive into the next session (where they run
+    # only inside its sandbox; the host never runs them): listed, as what survived.
+    record["git_configuration"] = state_changes(config_before, git_configuration(ctx.workdir))
     native = harness.usage(ctx, ctx.stage_dir / "transcript.jsonl")
     if proxy is not None:
         rows = proxy.ledger.rows
@@ -131,6 +140,22 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
         record["tokens"] = native.to_dict()
         record["infra_failure"] = None
     return record
+
+
+def _prepare_guard(ctx: SessionContext, backend: Backend, exempt) -> dict[str, Any]:
+    """Before every session: put the git guard back as SpecSnap made it (an earlier session may
+    have replaced, unlinked or disabled it) and, before a cleaved session, verify inside the
+    sandbox that git runs it. A guard that cannot be verified is recorded, and the session's
+    integrity check fails (the trial is never valid)."""
+    try:
+        repaired = install_guard(ctx.workdir, exempt)
+    except (GitError, OSError) as exc:
+        return {"reinstalled": False, "verified": False, "problem": f"the guard could not be installed: {exc}"}
+    guard: dict[str, Any] = {"reinstalled": True, "repaired": repaired}
+    if ctx.session.cleave.active:
+        env = {**base_env(ctx.home), SANDBOX_MARKER: sandbox_marker(ctx.workdir)}
+        guard.update(verify_guard(ctx.workdir, ctx.home, backend, env))
+    return guard
 
 
 def _infra_failure(record: dict[str, Any], rows: list[dict[str, Any]]) -> str | None:
@@ -210,18 +235,23 @@ def _ports(endpoint: str | None) -> tuple[int, ...]:
 
 
 def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: float, controller: CleaveController,
-                    start_head: str, commits_before: set[str], exempt) -> dict[str, Any]:
+                    start_head: str | None, commits_before: set[str], exempt, qualifying_before: dict[str, str],
+                    guard: dict[str, Any]) -> dict[str, Any]:
     ended = _run_agent(ctx, harness.invocation(ctx), backend, timeout_s, controller)
     # Our kill can land while a git command of the agent holds a lock; the lock is an artifact of
     # the kill, not of the agent's work, and would otherwise hand the next session a broken repo
     # depending on timing alone. The working tree itself is never touched.
     locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or ended.timed_out else []
-    cleave = _cleave_record(ctx, controller, start_head, commits_before, exempt)
-    if cleave["fired"] and (ctx.workdir / cleave["path"]).exists():
+    cleave = _cleave_record(ctx, controller, commits_before, exempt, qualifying_before, guard)
+    path = cleave.get("path")
+    if cleave["fired"] and path and os.path.lexists(ctx.workdir / path):
         # Cleave latency: from the qualifying write (its mtime) to the agent's process being gone.
-        cleave["write_to_exit_s"] = round(ended.at - (ctx.workdir / cleave["path"]).stat().st_mtime, 4)
+        cleave["write_to_exit_s"] = round(ended.at - os.lstat(ctx.workdir / path).st_mtime, 4)
     cleave["stale_git_locks_removed"] = locks_removed
-    set_guard(ctx.workdir, "off")
+    try:
+        set_guard(ctx.workdir, "off")
+    except OSError:
+        pass  # the next session reinstalls the guard in any case
     if cleave["fired"]:
         cleave["stopped_by"] = "watcher kill" if controller.killed else "harness (exact stop)"
     return {
@@ -237,12 +267,20 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
         "wall_s": ended.wall_s,
         "turns": harness.turns(ctx.stage_dir / "transcript.jsonl"),
         "start_head": start_head,
-        "end_head": head(ctx.workdir),
+        "end_head": _head(ctx.workdir),
         "cleave": cleave,
         "context_exposure": harness.context_exposure(ctx),
         "escaped_processes_killed": ended.escaped,
         "sandbox_backend": backend.name,
     }
+
+
+def _head(repo: Path) -> str | None:
+    """HEAD's commit, read from the ref files (None when the agent left no readable HEAD)."""
+    try:
+        return head(repo)
+    except (GitError, OSError):
+        return None
 
 
 def _status(cleaved: bool, ended: _Exit) -> str:
@@ -254,29 +292,34 @@ def _status(cleaved: bool, ended: _Exit) -> str:
     return "crashed" if ended.code != 0 else "ok"
 
 
-def _cleave_record(ctx: SessionContext, controller: CleaveController, start_head: str, commits_before: set[str],
-                   exempt) -> dict:
+def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_before: set[str], exempt,
+                   qualifying_before: dict[str, str], guard: dict[str, Any]) -> dict:
     """What the cleave did, with the session's integrity check (``integrity.ok`` false marks the
-    trial invalid): a cleaved edit that was committed anyway, or a qualifying edit the watcher
-    never saw."""
+    trial invalid): a commit the rule forbids (however it was made), a qualifying edit the watcher
+    never saw, a watcher that failed, or a guard that was not in force."""
     rule = ctx.session.cleave
     record: dict[str, Any] = {"rule": str(rule), "fired": controller.fired.is_set()}
     if record["fired"]:
         record.update(controller.record)
-        record["diff"] = working_diff(ctx.workdir)
-        integrity = cleave_integrity(ctx.workdir, record["path"], start_head, commits_before)
-        record["edit_uncommitted"] = integrity["edit_committed"] is False
+        try:
+            with RepoView(ctx.workdir) as view:
+                record["diff"] = view.working_diff()
+        except (GitError, OSError) as exc:
+            record["diff"] = ""
+            record["diff_problem"] = f"the working tree could not be diffed: {exc}"
+    if rule.active:
+        integrity = session_integrity(
+            ctx.workdir, rule=rule, exempt=exempt, cleave=record, commits_before=commits_before,
+            before=qualifying_before, after=qualifying_state(ctx.workdir, exempt), seen=controller.seen,
+            seen_dirs=controller.seen_dirs, edits=controller.edits, errors=controller.errors, guard=guard)
         record["integrity"] = integrity
-    elif rule.active:
-        since = start_head
-        if rule.kind == "first_py_edit_after_commit":  # edits before the agent's first commit are not counted
-            first = git(ctx.workdir, "rev-list", "--reverse", f"{start_head}..HEAD").split()[:1]
-            since = first[0] if first else None
-        changed = [p for p in changed_paths(ctx.workdir, since) if qualifies(p, exempt)] if since else []
-        record["no_cleave"] = not changed
-        record["missed"] = bool(changed)  # a qualifying edit the watcher did not see: an integrity error
-        record["integrity"] = {"ok": not changed, **({"problem": f"qualifying edits the watcher never saw: "
-                                                                 f"{', '.join(changed)}"} if changed else {})}
+        if record["fired"]:
+            record["edit_uncommitted"] = integrity["edit_committed"] is False
+        else:
+            record["no_cleave"] = not integrity["unseen_edits"]
+            record["missed"] = bool(integrity["unseen_edits"])  # qualifying edits the watcher did not see
+    if controller.errors:
+        record["watcher_errors"] = controller.errors
     if controller.unjudged:
         record["unjudged_questions"] = controller.unjudged  # refused, never answered: recorded, not a failure
     return record

@@ -1,0 +1,181 @@
+"""Reading and writing inside a tree an agent wrote, without following anything it planted.
+
+A sandbox is the agent's: any name in it may be a symbolic link to anywhere on the host, a hard
+link, a FIFO or a huge file. The host's own code (the runner, the watcher, the guard's installer,
+the injection) reads and writes there as whoever runs SpecSnap, so every access here walks the path
+one component at a time with ``O_NOFOLLOW`` from a directory we trust (the sandbox root), reads
+regular files only, up to a limit, and writes by creating a new file and renaming it into place
+(a rename replaces a planted link, never writes through it).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+READ_LIMIT = 16 << 20  # no file SpecSnap reads back from a sandbox is legitimately larger
+
+
+class Unsafe(OSError):
+    """A path in the agent's tree is not what SpecSnap put there (a link, a file for a directory)."""
+
+
+class TooLarge(Unsafe):
+    """A file in the agent's tree is larger than the reader's limit."""
+
+
+def _parts(rel: str | PurePosixPath) -> list[str]:
+    parts = [p for p in PurePosixPath(rel).parts if p not in ("", ".")]
+    if any(p == ".." or "/" in p for p in parts):
+        raise Unsafe(errno.EINVAL, f"not a plain relative path: {rel}")
+    return parts
+
+
+@contextmanager
+def open_dir(root: Path, rel: str | PurePosixPath = "", *, create: bool = False, replace: bool = False) -> Iterator[int]:
+    """A descriptor of the directory ``root/rel``, reached without following a link. ``create`` makes
+    missing directories; ``replace`` also removes whatever else stands where a directory should
+    (a planted link or file). Otherwise a component that is not a real directory raises ``Unsafe``."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in _parts(rel):
+            try:
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(part, 0o755, dir_fd=fd)
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR) or not replace:
+                    raise Unsafe(exc.errno, f"{root / rel}: {part} is not a directory") from None
+                remove_entry(fd, part)
+                os.mkdir(part, 0o755, dir_fd=fd)
+                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def remove_entry(dir_fd: int, name: str) -> None:
+    """Remove ``name`` in the directory ``dir_fd``, whatever it is, without following it."""
+    try:
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(name, dir_fd=dir_fd)  # fd-based on Linux: immune to links planted inside
+    else:
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def write_file(root: Path, rel: str, data: bytes, mode: int = 0o644, *, replace_dirs: bool = False) -> None:
+    """Write ``root/rel`` atomically: a new file beside it, renamed over whatever is there (a link
+    is replaced, not followed). Missing directories are made; ``replace_dirs`` also replaces a
+    planted link or file where a directory should be, and a directory where the file should be."""
+    parent, name = str(PurePosixPath(rel).parent), PurePosixPath(rel).name
+    with open_dir(root, "" if parent == "." else parent, create=True, replace=replace_dirs) as fd:
+        tmp = f".{name}.{os.getpid()}.specsnap-tmp"
+        remove_entry(fd, tmp)
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
+        try:
+            with os.fdopen(out, "wb", closefd=False) as fh:
+                fh.write(data)
+            os.fchmod(out, mode)
+        finally:
+            os.close(out)
+        try:
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except IsADirectoryError:
+            if not replace_dirs:
+                os.unlink(tmp, dir_fd=fd)
+                raise
+            remove_entry(fd, name)
+            os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+
+
+@contextmanager
+def open_regular(root: Path, rel: str) -> Iterator[object | None]:
+    """A binary file object of the regular file ``root/rel`` (None when it is missing, a link or not
+    a regular file), reached without following a link: for reading files of any size in blocks."""
+    parent, name = str(PurePosixPath(rel).parent), PurePosixPath(rel).name
+    fh = None
+    try:
+        with open_dir(root, "" if parent == "." else parent) as fd:
+            f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+            if stat.S_ISREG(os.fstat(f).st_mode):
+                fh = os.fdopen(f, "rb")
+            else:
+                os.close(f)
+    except OSError:
+        fh = None
+    try:
+        yield fh
+    finally:
+        if fh is not None:
+            fh.close()
+
+
+def read_file(root: Path, rel: str, limit: int = READ_LIMIT) -> bytes | None:
+    """The bytes of the regular file ``root/rel``, or None when it is missing, a link, not a regular
+    file, or under a component that is not a real directory. Larger than ``limit``: ``TooLarge``."""
+    parent, name = str(PurePosixPath(rel).parent), PurePosixPath(rel).name
+    try:
+        with open_dir(root, "" if parent == "." else parent) as fd:
+            try:
+                f = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
+            except OSError:
+                return None
+            try:
+                st = os.fstat(f)
+                if not stat.S_ISREG(st.st_mode):
+                    return None
+                if st.st_size > limit:
+                    raise TooLarge(errno.EFBIG, f"{root / rel} is larger than {limit} bytes")
+                chunks, total = [], 0
+                while chunk := os.read(f, 1 << 20):
+                    chunks.append(chunk)
+                    total += len(chunk)
+                    if total > limit:
+                        raise TooLarge(errno.EFBIG, f"{root / rel} is larger than {limit} bytes")
+                return b"".join(chunks)
+            finally:
+                os.close(f)
+    except TooLarge:
+        raise
+    except OSError:
+        return None
+
+
+def walk(root: Path, skip_dirs: frozenset[str] | set[str] = frozenset(), top_skip: frozenset[str] | set[str] = frozenset()
+         ) -> Iterator[tuple[str, os.stat_result]]:
+    """``(relative path, lstat)`` of every entry under ``root`` that is not a directory (regular
+    files, links, anything else), never descending into a link. ``skip_dirs`` are directory names
+    left out at any depth, ``top_skip`` names left out at the top only (``.git``)."""
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            entries = list(os.scandir(root / rel if rel else root))
+        except OSError:
+            continue
+        for entry in entries:
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                if entry.name in skip_dirs or (not rel and entry.name in top_skip):
+                    continue
+                stack.append(path)
+            else:
+                yield path, st

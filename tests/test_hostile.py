@@ -1,0 +1,310 @@
+"""The cleave guarantee and the sandbox against an agent that attacks them from inside.
+
+Each test is an attack, run by a scripted agent (the ``command`` harness running one shell script,
+no model) on tier_2, whose first session is cleaved at the first ``.py`` edit. Every attack is
+judged by the same three checks (``hostile_support.assert_held``): no cleaved edit committed in a
+valid trial, no process of the session left, and no program the agent configured run by the host.
+The attacks run under bwrap (the default backend) and under `local` where the attack is on the
+host's own tools (which `local` must resist too); the docker backend runs a combined attack, and
+the capability probes are in ``test_sandbox.py`` (the contract every isolating backend keeps).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hostile_support import Pwn, assert_held, backend_named, inspect_git, run_hostile
+
+from sdcs_bench.sandbox.bwrap import BwrapBackend
+
+EDIT = "printf 'SNEAK = 1\\n' > ledger/sneak.py"  # a qualifying edit: the cleave fires on it
+WAIT = "sleep 20"  # the watcher's kill ends the session long before this
+
+
+def _backends() -> list[str]:
+    return ["bwrap", "local"] if BwrapBackend.available() else ["local"]
+
+
+@pytest.fixture(params=_backends())
+def backend(request):
+    return backend_named(request.param)
+
+
+# -- 1. programs the agent configured must never run on the host ---------------------------------
+def _plant(pwn: Pwn, technique: str) -> str:
+    p = pwn.path(technique)
+    prog = pwn.program(technique, "cat \"$@\"" if technique in ("textconv",) else
+                       "cat" if technique in ("clean_filter", "smudge_filter") else "exit 0")
+    return {
+        "diff_external": f"{prog} && git config diff.external {p}",
+        "clean_filter": f"{prog} && echo '*.py filter=ev' > .gitattributes && git config filter.ev.clean {p}",
+        "smudge_filter": f"{prog} && echo '*.py filter=ev' > .git/info/attributes && git config filter.ev.smudge {p}",
+        "process_filter": f"{prog} && echo '* filter=ev' > .gitattributes && git config filter.ev.process {p}",
+        "textconv": f"{prog} && echo '*.py diff=ev' > .gitattributes && git config diff.ev.textconv {p}",
+        "fsmonitor": f"{prog} && git config core.fsmonitor {p}",
+        "hooks_path": f"{prog} && mkdir -p .git/pwn/hooks && for h in reference-transaction post-index-change "
+                      f"post-checkout pre-commit post-commit pre-auto-gc; do cp {p} .git/pwn/hooks/$h; done && "
+                      "git config core.hooksPath .git/pwn/hooks",
+        "hooks": f"{prog} && for h in post-index-change post-checkout pre-commit post-commit pre-auto-gc "
+                 f"post-rewrite; do cp {p} .git/hooks/$h; done",
+        "include": f"{prog} && printf '[diff]\\n\\texternal = {p}\\n[core]\\n\\tfsmonitor = {p}\\n' > .git/pwn/inc && "
+                   "git config include.path $PWD/.git/pwn/inc",
+        "attributes_file": f"{prog} && echo '*.py filter=ev diff=ev' > .git/pwn/attrs && "
+                           f"git config core.attributesFile $PWD/.git/pwn/attrs && git config filter.ev.clean {p} && "
+                           f"git config diff.ev.textconv {p}",
+        "gpg": f"{prog} && git config commit.gpgsign true && git config gpg.program {p}",
+    }[technique]
+
+
+TECHNIQUES = ["diff_external", "clean_filter", "smudge_filter", "process_filter", "textconv", "fsmonitor",
+              "hooks_path", "hooks", "include", "attributes_file", "gpg"]
+
+
+@pytest.mark.parametrize("technique", TECHNIQUES)
+def test_a_program_the_agent_configured_never_runs_on_the_host(tmp_path, backend, technique):
+    """The agent configures git to run its program, edits, and is cleaved: the cleave's diff, the
+    integrity check, the session's records and every later host-side step read the repository
+    without running it."""
+    pwn = Pwn()
+    h = run_hostile(tmp_path, [f"{_plant(pwn, technique)} && {EDIT} && {WAIT}"], backend)
+    assert h.record["cleave"]["fired"], h.record["cleave"]
+    assert_held(h)
+    _host_steps_after(tmp_path, h, pwn)  # (the injection commits defects itself: no commit check after it)
+    assert_held(h, pwn, commits=False)
+
+
+def _host_steps_after(tmp_path, h, pwn) -> None:
+    """What the pipeline does on the host with the sandbox after a session: the snapshot and its
+    restore, the poison pill's injection (it commits: v3 amends HEAD), scoring."""
+    import warnings
+
+    from sdcs_bench.core.tokens import TokenUsage
+    from sdcs_bench.pipeline.stages import restore_snapshot, write_snapshot
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.sandbox.poison import inject
+    from sdcs_bench.scoring import score_sandbox
+    from sdcs_bench.trial.workload import load_workload
+
+    stage = tmp_path / "after"
+    stage.mkdir()
+    write_snapshot(h.workdir, stage)
+    restore_snapshot(stage, h.workdir)
+    workload = load_workload("tier_2")
+    if workload.poison:
+        inject(workload, h.workdir, "v3")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        score_sandbox(workload, h.workdir, tokens=TokenUsage(source="none"), backend=make_backend("local"),
+                      sessions=h.records)
+
+
+# -- 2. commits the integrity check must see ------------------------------------------------------
+# Commit the edit through plumbing or a copied git directory (no hook runs, no file is written in
+# the tree), move a ref by writing its file by hand, then write a *different* version to the tree:
+# the cleave fires on that write, and a check that looked for its exact bytes found nothing.
+STAGE = ("printf 'SNEAK = 1\\n' > $HOME/s.py && blob=$(git hash-object -w $HOME/s.py) && "
+         "GIT_INDEX_FILE=$HOME/idx git read-tree HEAD && "
+         "GIT_INDEX_FILE=$HOME/idx git update-index --add --cacheinfo 100644,$blob,ledger/sneak.py && "
+         "tree=$(GIT_INDEX_FILE=$HOME/idx git write-tree) && c=$(echo sneak | git commit-tree $tree -p HEAD)")
+OTHER = "printf 'SNEAK = 2\\n' > ledger/sneak.py"
+COMMITS = {
+    "loose_ref_by_hand": f"{STAGE} && echo $c > .git/refs/heads/main",
+    "packed_ref_by_hand": f"{STAGE} && rm .git/refs/heads/main && echo \"$c refs/heads/main\" > .git/packed-refs",
+    "tag_by_hand": f"{STAGE} && mkdir -p .git/refs/tags && echo $c > .git/refs/tags/v9",
+    "detached_head": f"{STAGE} && echo $c > .git/HEAD",
+    "hooks_off_update_ref": f"{STAGE} && git -c core.hooksPath=/dev/null update-ref refs/heads/main $c",
+    "copied_git_dir": ("cp -r .git $HOME/g && mkdir -p $HOME/wt/ledger && printf 'SNEAK = 1\\n' > $HOME/wt/ledger/sneak.py && "
+                       "git --git-dir=$HOME/g --work-tree=$HOME/wt -c core.hooksPath=/dev/null add ledger/sneak.py && "
+                       "git --git-dir=$HOME/g --work-tree=$HOME/wt -c core.hooksPath=/dev/null commit -qm sneak && "
+                       "cp -rn $HOME/g/objects/. .git/objects/ && cat $HOME/g/refs/heads/main > .git/refs/heads/main"),
+    "side_branch_reflog_only": (f"{STAGE} && git -c core.hooksPath=/dev/null update-ref refs/heads/side $c && "
+                                "git -c core.hooksPath=/dev/null update-ref -d refs/heads/side && "
+                                "mkdir -p .git/logs/refs/heads && echo \"$(git rev-parse HEAD) $c x <x> 0 +0000\tx\" "
+                                ">> .git/logs/HEAD"),
+    "pseudo_ref": f"{STAGE} && echo $c > .git/ORIG_HEAD",
+}
+
+
+@pytest.mark.parametrize("how", sorted(COMMITS))
+def test_a_commit_made_around_the_guard_invalidates_the_trial(tmp_path, backend, how):
+    h = run_hostile(tmp_path, [f"{COMMITS[how]} && {OTHER} && {WAIT}"], backend)
+    cleave = h.record["cleave"]
+    assert cleave["fired"]
+    assert cleave["integrity"]["ok"] is False, cleave["integrity"]
+    assert_held(h)
+
+
+def test_a_clean_filter_cannot_hide_the_committed_blob(tmp_path, backend):
+    """The agent's clean filter changes what ``git add`` stores (here: appends a line); the edit is
+    committed through it, then the tree gets the file's plain bytes."""
+    script = ("mkdir -p .git/pwn && printf '#!/bin/sh\\ncat; echo \"# $(date +%%N)\"\\n' > .git/pwn/f && "
+              "chmod +x .git/pwn/f && git config filter.ev.clean $PWD/.git/pwn/f && "
+              "echo '*.py filter=ev' > .git/info/attributes && "
+              f"printf 'SNEAK = 1\\n' > $HOME/s.py && mkdir -p $HOME/wt/ledger && cp $HOME/s.py $HOME/wt/ledger/sneak.py && "
+              "git --work-tree=$HOME/wt -c core.hooksPath=/dev/null add ledger/sneak.py && "
+              "git -c core.hooksPath=/dev/null commit -qm sneak && "
+              f"cp $HOME/s.py ledger/sneak.py && {WAIT}")
+    h = run_hostile(tmp_path, [script], backend)
+    assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
+    assert_held(h)
+
+
+# -- 3. the watcher fails closed ------------------------------------------------------------------
+HIDE = "git update-index --assume-unchanged ledger/accounts.py"
+# Edit a tracked file, commit it on a side branch by plumbing (HEAD stays), and hide the working
+# tree's change from `git diff` with an index flag.
+COMMIT_HIDDEN = ("printf '\\n# edited\\n' >> ledger/accounts.py && git add ledger/accounts.py && "
+                 "c=$(echo x | git commit-tree $(git write-tree) -p HEAD) && echo $c > .git/refs/heads/side && "
+                 "git reset -q && " + HIDE)
+
+
+@pytest.mark.parametrize("crash", ["self_link", "control_dir_is_a_file", "control_dir_is_a_link"])
+def test_a_watcher_error_fires_the_cleave(tmp_path, backend, crash):
+    """Make the watcher's handler fail, then edit, commit with the hooks off and hide the edit from
+    ``git diff`` with index flags: the session must not end valid with the edit committed."""
+    first = {
+        "self_link": "ln -s self.py ledger/self.py && sleep 1",
+        "control_dir_is_a_file": "rm -rf .git/specsnap && touch .git/specsnap",
+        "control_dir_is_a_link": "mkdir -p $HOME/elsewhere && rm -rf .git/specsnap && ln -s $HOME/elsewhere .git/specsnap",
+    }[crash]
+    h = run_hostile(tmp_path, [f"{first} && {COMMIT_HIDDEN} && {WAIT}"], backend)
+    cleave = h.record["cleave"]
+    assert cleave["fired"] or cleave["integrity"]["ok"] is False, cleave
+    assert_held(h)
+
+
+def test_an_edit_through_a_hard_link_is_never_valid(tmp_path, backend):
+    """Write a source file through a hard link outside the watched tree (no event for its path),
+    commit it with the hooks off and hide it with index flags."""
+    script = ("ln ledger/accounts.py .git/hl && printf '\\n# edited\\n' >> .git/hl && git add ledger/accounts.py && "
+              "c=$(echo x | git commit-tree $(git write-tree) -p HEAD) && echo $c > .git/refs/heads/side && "
+              "git reset -q && " + HIDE + f" && {WAIT}")
+    h = run_hostile(tmp_path, [script], backend)
+    assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
+    assert_held(h)
+
+
+def test_an_unseen_edit_before_the_cleave_makes_the_trial_invalid(tmp_path, backend):
+    """Edit one file through a hard link (unseen), then another normally: the recorded cleave point
+    would be the second, silently; the end-of-session comparison makes the trial invalid instead."""
+    script = f"ln ledger/accounts.py .git/hl && printf '\\n# edited\\n' >> .git/hl && sleep 1 && {EDIT} && {WAIT}"
+    h = run_hostile(tmp_path, [script], backend)
+    cleave = h.record["cleave"]
+    assert cleave["fired"] and cleave["integrity"]["ok"] is False, cleave
+    assert "ledger/accounts.py" in cleave["integrity"]["problem"]
+
+
+def test_a_directory_rename_is_the_edit(tmp_path, backend):
+    h = run_hostile(tmp_path, [f"mv rbac rbac2 && {WAIT}"], backend)
+    cleave = h.record["cleave"]
+    assert cleave["fired"] and cleave["path"].startswith("rbac2/"), cleave
+    assert cleave["integrity"]["ok"] is True, cleave
+    assert_held(h)
+
+
+def test_a_file_renamed_into_the_tree_counts_at_once(tmp_path, backend):
+    """A file written elsewhere and renamed in is whole when it appears: no grace period (under
+    bwrap the private HOME is another mount, so ``mv`` copies it: a close, complete at once too)."""
+    h = run_hostile(tmp_path, [f"printf 'X = 1\\n' > $HOME/n.py && mv $HOME/n.py ledger/n.py && {WAIT}"], backend)
+    cleave = h.record["cleave"]
+    how = "moved" if backend.name == "local" else "closed"
+    assert cleave["fired"] and cleave["path"] == "ledger/n.py" and cleave["edit_completed_by"] == how, cleave
+    assert_held(h)
+
+
+# -- 4. nothing the session started outlives it ----------------------------------------------------
+# Each leaves the agent's process group or session, the last two its environment too (a marker
+# there finds nothing), and each leaves the sandbox's directory.
+DAEMONS = ("(setsid sh -c 'cd / && exec sleep 30171' &) && "
+           "(env -i /bin/sh -c 'cd / && setsid sh -c \"exec sleep 30172\" &' &) && "
+           "(nohup env -i sh -c 'trap \"\" TERM HUP INT; cd /; exec sleep 30173' >/dev/null 2>&1 &) && "
+           "sleep 1")
+
+
+def test_no_daemon_outlives_a_cleaved_session(tmp_path, backend):
+    h = run_hostile(tmp_path, [f"{DAEMONS} && {EDIT} && {WAIT}"], backend)
+    assert h.record["cleave"]["fired"]
+    assert_held(h)
+
+
+def test_no_daemon_outlives_a_session_that_ends_by_itself(tmp_path, backend):
+    h = run_hostile(tmp_path, [f"{DAEMONS} && exit 0"], backend, cleave=["none"])
+    assert h.record["status"] == "ok"
+    assert_held(h)
+
+
+# -- 5. what one session leaves for the next ------------------------------------------------------
+SABOTAGE = {
+    "hooks_path": "git config core.hooksPath /dev/null",
+    "hook_replaced": "printf '#!/bin/sh\\nexit 0\\n' > .git/hooks/reference-transaction",
+    "hook_not_executable": "chmod -x .git/hooks/reference-transaction",
+    "hooks_dir_link": "mkdir -p $HOME/h && rm -rf .git/hooks && ln -s /nonexistent-hooks .git/hooks",
+    "guard_state_dir": "rm -f .git/specsnap/guard && mkdir .git/specsnap/guard",
+    "bare": "git config core.bare true",
+}
+
+
+@pytest.mark.parametrize("how", sorted(SABOTAGE))
+def test_a_guard_disabled_by_an_earlier_session_is_reinstalled(tmp_path, backend, how):
+    """Session 1 (not cleaved) disables the guard for the next; session 2, cleaved, edits and
+    commits in one command: the reinstalled guard refuses the commit."""
+    h = run_hostile(tmp_path, [SABOTAGE[how], f"{EDIT} && git add -A && git commit -qm sneak; {WAIT}"], backend,
+                    cleave=["none", "first_py_edit"])
+    s2 = h.records[1]
+    assert s2["cleave"]["fired"], s2["cleave"]
+    assert s2["guard"]["verified"] is True, s2["guard"]
+    assert h.git("rev-parse", "HEAD").strip() == h.start_head, "the commit of session 2 landed"
+    assert_held(h)
+
+
+def test_hooks_and_configuration_an_agent_left_are_recorded_as_surviving(tmp_path, backend):
+    pwn = Pwn()
+    h = run_hostile(tmp_path, [f"{_plant(pwn, 'hooks')} && {_plant(pwn, 'diff_external')} && "
+                               "echo '*.py diff=x' > .gitattributes && exit 0",
+                               f"{EDIT} && {WAIT}"], backend, cleave=["none", "first_py_edit"])
+    s1 = h.records[0]
+    survived = s1["git_configuration"]
+    assert ".git/config" in survived["modified"], survived
+    assert {".git/hooks/post-commit", ".git/hooks/pre-commit", ".gitattributes"} <= set(survived["created"]), survived
+    assert_held(h, pwn)
+
+
+def test_an_honest_agent_is_unchanged(tmp_path, backend):
+    """The control: an edit and a commit attempt in one command, as real agents do, under the same
+    defences: cleaved at the edit, the commit refused, the trial valid."""
+    h = run_hostile(tmp_path, [f"{EDIT} && git add -A && git commit -qm work; {WAIT}"], backend)
+    cleave = h.record["cleave"]
+    assert cleave["fired"] and cleave["path"] == "ledger/sneak.py" and cleave["integrity"]["ok"] is True, cleave
+    assert cleave["edit_uncommitted"] is True
+    assert inspect_git(h.workdir, "rev-parse", "HEAD").strip() == h.start_head
+    assert h.record["guard"]["verified"] is True
+    assert h.record["git_configuration"] == {"created": [], "modified": [], "deleted": []}
+    assert_held(h)
+
+
+# -- the docker backend against the same attacks ---------------------------------------------------
+def test_the_attacks_hold_under_docker(tmp_path, docker_image):
+    """One session that plants every kind of program git could run, starts daemons that leave
+    their group, session and environment, commits the edit by plumbing with a ref written by hand
+    and then writes another version: invalid, nothing left running, nothing run on the host."""
+    backend = backend_named("docker", docker_image)
+    pwn = Pwn()
+    plant = " && ".join(_plant(pwn, t) for t in ("diff_external", "fsmonitor", "hooks", "include", "attributes_file",
+                                                  "gpg"))
+    h = run_hostile(tmp_path, [f"{plant} && {DAEMONS} && {COMMITS['loose_ref_by_hand']} && {OTHER} && {WAIT}"], backend)
+    cleave = h.record["cleave"]
+    assert cleave["fired"] and cleave["integrity"]["ok"] is False, cleave
+    assert_held(h)
+    _host_steps_after(tmp_path, h, pwn)
+    assert_held(h, pwn, commits=False)
+
+
+def test_a_guard_disabled_by_an_earlier_session_is_reinstalled_under_docker(tmp_path, docker_image):
+    backend = backend_named("docker", docker_image)
+    h = run_hostile(tmp_path, [f"{SABOTAGE['hooks_path']} && {SABOTAGE['hook_replaced']}",
+                               f"{EDIT} && git add -A && git commit -qm sneak; {WAIT}"], backend,
+                    cleave=["none", "first_py_edit"])
+    s2 = h.records[1]
+    assert s2["guard"]["verified"] is True and s2["guard"]["repaired"], s2["guard"]
+    assert s2["cleave"]["fired"] and s2["cleave"]["integrity"]["ok"] is True, s2["cleave"]
+    assert inspect_git(h.workdir, "rev-parse", "HEAD").strip() == h.start_head
+    assert_held(h)
