@@ -121,6 +121,11 @@ COMMITS = {
                                 "mkdir -p .git/logs/refs/heads && echo \"$(git rev-parse HEAD) $c x <x> 0 +0000\tx\" "
                                 ">> .git/logs/HEAD"),
     "pseudo_ref": f"{STAGE} && echo $c > .git/ORIG_HEAD",
+    # git follows a ref that is a link: here to a file of the working tree holding the commit's id
+    "ref_link_to_tree": f"{STAGE} && echo $c > notes.txt && ln -sf ../../../notes.txt .git/refs/heads/main",
+    # a commondir makes git take refs and objects from another directory (here one in the tree)
+    "commondir": (f"{STAGE} && cp -r .git .other && echo $c > .other/refs/heads/main && "
+                  "echo \"$PWD/.other\" > .git/commondir"),
 }
 
 
@@ -172,12 +177,27 @@ def test_a_watcher_error_fires_the_cleave(tmp_path, backend, crash):
     assert_held(h)
 
 
+@pytest.mark.parametrize("where", ["object", "barrier"])
+def test_a_fifo_planted_where_the_host_reads_hangs_nothing(tmp_path, backend, where):
+    """A FIFO where git would open a loose object, or where the controller writes the watcher's next
+    barrier: no host-side read or write blocks on it; the session ends and is never valid."""
+    plant = {"object": "mkdir -p .git/objects/ff && mkfifo .git/objects/ff/" + "0" * 38,
+             "barrier": "for n in 1 2 3 4; do mkfifo .git/specsnap/barrier.$n; done"}[where]
+    import time
+
+    t0 = time.monotonic()
+    h = run_hostile(tmp_path, [f"{plant} && exit 0"], backend, timeout_s=60)
+    assert time.monotonic() - t0 < 45, "a host-side step waited on the FIFO"
+    assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
+    assert_held(h)
+
+
 def test_an_edit_through_a_hard_link_is_never_valid(tmp_path, backend):
     """Write a source file through a hard link outside the watched tree (no event for its path),
     commit it with the hooks off and hide it with index flags."""
     script = ("ln ledger/accounts.py .git/hl && printf '\\n# edited\\n' >> .git/hl && git add ledger/accounts.py && "
               "c=$(echo x | git commit-tree $(git write-tree) -p HEAD) && echo $c > .git/refs/heads/side && "
-              "git reset -q && " + HIDE + f" && {WAIT}")
+              "git reset -q && " + HIDE + " && exit 0")
     h = run_hostile(tmp_path, [script], backend)
     assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
     assert_held(h)
@@ -199,6 +219,15 @@ def test_a_directory_rename_is_the_edit(tmp_path, backend):
     assert cleave["fired"] and cleave["path"].startswith("rbac2/"), cleave
     assert cleave["integrity"]["ok"] is True, cleave
     assert_held(h)
+
+
+def test_a_directory_rename_counts_each_file_once(tmp_path, backend):
+    """rbac/ holds four modules: renaming it is four edits under nth_py_edit (not eight: watchdog
+    follows the directory's event with one per file), so a fifth is needed to cleave."""
+    h = run_hostile(tmp_path, [f"mv rbac rbac2 && sleep 3 && exit 0"], backend, cleave=["nth_py_edit:5"])
+    assert h.record["cleave"]["fired"] is False and h.record["cleave"]["integrity"]["ok"] is True, h.record["cleave"]
+    h = run_hostile(tmp_path / "again", [f"mv rbac rbac2 && {WAIT}"], backend, cleave=["nth_py_edit:4"])
+    assert h.record["cleave"]["fired"] and h.record["cleave"]["path"] == "rbac2/rules.py", h.record["cleave"]
 
 
 def test_a_file_renamed_into_the_tree_counts_at_once(tmp_path, backend):
@@ -308,3 +337,32 @@ def test_a_guard_disabled_by_an_earlier_session_is_reinstalled_under_docker(tmp_
     assert s2["cleave"]["fired"] and s2["cleave"]["integrity"]["ok"] is True, s2["cleave"]
     assert inspect_git(h.workdir, "rev-parse", "HEAD").strip() == h.start_head
     assert_held(h)
+
+
+# -- records in the agent's tree are never the pipeline's word ------------------------------------
+def test_a_rewritten_scaffold_record_does_not_relabel_the_scorecard(tmp_path, make_sandbox):
+    """The scaffold's record lies in the sandbox's .git, where the agent can rewrite it (here: to
+    claim another arm, with another notes file) or delete it. The pipeline scores with the trial's
+    own arm, so the scorecard, and the leaderboard cell it lands in, keep the truth."""
+    import json
+    import warnings
+
+    from conftest import arm
+    from sdcs_bench.core.tokens import TokenUsage
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.scoring import score_sandbox
+    from sdcs_bench.trial.workload import load_workload
+
+    sandbox = make_sandbox("State_MD_Only")
+    meta_path = sandbox / ".git" / "specsnap" / "sandbox.json"
+    meta = json.loads(meta_path.read_text())
+    meta_path.write_text(json.dumps({**meta, "arm": "Tuned_Reference", "notes_file": "README.md"}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        card = score_sandbox(load_workload("tier_2"), sandbox, tokens=TokenUsage(source="none"),
+                             backend=make_backend("local"), arm=arm("State_MD_Only"))
+        assert card["arm"] == "State_MD_Only" and card["diagnostics"]["notes"]["file"] == "state.md"
+        meta_path.unlink()
+        card = score_sandbox(load_workload("tier_2"), sandbox, tokens=TokenUsage(source="none"),
+                             backend=make_backend("local"), arm=arm("State_MD_Only"))
+    assert card["arm"] == "State_MD_Only"

@@ -32,6 +32,7 @@ options:
   # Slow until the flag exists: starts a process that leaves its process group, then waits.
   argv: ["/bin/sh", "-c", "[ -e {flag} ] && exit 0; setsid sleep 301 & sleep 302"]
   prompt_via: stdin
+  ro_binds: ["{flagdir}"]  # bwrap shows nothing of the host but what is named
 """
 
 
@@ -64,9 +65,10 @@ def _snakemake(clone: Path, workdir: Path, backend: str, *extra: str) -> list[st
 def test_a_killed_study_leaves_no_agent_running_and_resumes(clone, tmp_path, backend):
     if backend == "bwrap" and not BwrapBackend.available():
         pytest.skip("bubblewrap is not available here")
-    # The flag must be visible inside bwrap, whose /tmp is private: /var/tmp is seen (read-only).
+    # The flag must be visible inside bwrap, whose /tmp is private: its directory is bound read-only.
     flag = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="specsnap-test-")) / "fast"
-    (clone / "conf" / "agent" / "sleeper.yaml").write_text(SLEEPER.replace("{flag}", str(flag)))
+    (clone / "conf" / "agent" / "sleeper.yaml").write_text(
+        SLEEPER.replace("{flagdir}", str(flag.parent)).replace("{flag}", str(flag)))
     assert not _marked(), "agent processes of another test are still running"
     workdir = tmp_path / "work"
     study = subprocess.Popen(_snakemake(clone, workdir, backend), stdout=subprocess.DEVNULL,

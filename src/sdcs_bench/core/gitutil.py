@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterable
@@ -110,13 +111,18 @@ def commit_all(repo: Path, message: str) -> str:
 # -- reading a sandbox's refs by hand --------------------------------------------------------------
 def checked_git_dir(repo: Path) -> Path:
     """``repo/.git``, refused unless it and its object store are real directories (not a link or a
-    ``gitdir:`` file an agent put there to send host-side git elsewhere)."""
+    ``gitdir:`` file an agent put there to send host-side git elsewhere) and the object store holds
+    only directories and regular files: git opens an object file without a timeout of its own, so
+    a FIFO planted as an object would hang it, and a link would send it out of the sandbox."""
     for rel in (".git", ".git/objects"):
         try:
             with safefs.open_dir(repo, rel):
                 pass
         except OSError as exc:
             raise GitError(f"{repo}: {rel} is not a directory of the sandbox ({exc.strerror or exc})") from None
+    for rel, st in safefs.walk(repo / ".git" / "objects"):
+        if not stat.S_ISREG(st.st_mode):
+            raise GitError(f"{repo}: .git/objects/{rel} is not a regular file (a link, FIFO or device)")
     return repo / ".git"
 
 
@@ -153,15 +159,27 @@ def head_branch(repo: Path) -> str | None:
     return text[4:].strip() if text.startswith("ref:") else None
 
 
+# Files that make git read refs and objects from somewhere else than this .git (a worktree's
+# pointers, which a main repository never has).
+REDIRECTS = ("commondir", "gitdir")
+
+
 def ref_tips(repo: Path) -> tuple[set[str], list[str]]:
     """Every object id written anywhere in the sandbox's ``.git`` outside its object store: loose
     refs, ``packed-refs``, reflogs, stashes, HEADs of worktrees, pseudo-refs, and refs an agent
     wrote by hand in any file at all. Returns the ids and the problems met (files too large to
-    read, which a check must treat as failing)."""
+    read, links, a ``commondir`` that sends git elsewhere), which a check must treat as failing."""
     checked_git_dir(repo)
     tips: set[str] = set()
     problems: list[str] = []
     for rel, st in safefs.walk(repo / ".git", top_skip={"objects"}):
+        if not stat.S_ISREG(st.st_mode):
+            # git follows a link (a ref that is a link to a file in the working tree), and nothing
+            # SpecSnap or git writes there is one: whatever it points at, the check cannot vouch.
+            problems.append(f".git/{rel} is not a regular file (a link, FIFO or socket)")
+            continue
+        if rel in REDIRECTS:
+            problems.append(f".git/{rel} sends git to another repository's refs and objects")
         if rel == "index" or not st.st_size:
             continue
         try:
@@ -295,8 +313,9 @@ class RepoView:
             if tok.startswith(b":"):
                 fields = tok.lstrip(b":").split()
                 path = tokens[i + 1].decode(errors="surrogateescape") if i + 1 < len(tokens) else ""
+                # n parents: n + 1 modes, then n + 1 object ids (each parent's, then the result's)
                 n_parents = len(tok) - len(tok.lstrip(b":"))
-                blob = fields[2 * n_parents].decode() if len(fields) > 2 * n_parents else "0" * 40
+                blob = fields[2 * n_parents + 1].decode() if len(fields) > 2 * n_parents + 1 else "0" * 40
                 if current is not None:
                     changes[current].append((path, None if set(blob) == {"0"} else blob))
                 i += 2

@@ -19,7 +19,9 @@ changed without the watcher seeing it. ``docs/cleave.md`` gives the whole argume
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -118,6 +120,7 @@ class CleaveController:
         self.seen: set[str] = set()  # qualifying paths any event named (written, moved, deleted)
         self.seen_dirs: set[str] = set()  # directories moved or deleted as a whole
         self._pending: set[str] = set()  # files with a grace timer running
+        self._via_directory: set[str] = set()  # files counted with their directory's move
         self._armed_by_commit = rule.kind != "first_py_edit_after_commit"
         self._start_branches: dict[str, str] = {}
         self._stopping = False
@@ -173,13 +176,23 @@ class CleaveController:
             self._saw(old)
             if new is not None:
                 self._saw(new)
-                self.observe(new, "moved")
+                if not self._counted_with_directory(new):
+                    self.observe(new, "moved")
             return
         if kind in ("created", "modified", "closed", "deleted"):
             rel = self._rel(src)
             self._saw(rel)
-            if rel is not None and kind != "deleted":
+            if rel is not None and kind != "deleted" and not (kind == "created" and self._counted_with_directory(rel)):
                 self.observe(rel, kind)
+
+    def _counted_with_directory(self, rel: str) -> bool:
+        """Whether this file's move was already counted with its directory's (watchdog follows a
+        directory's move with one event per file in it)."""
+        with self._lock:
+            if rel in self._via_directory:
+                self._via_directory.discard(rel)
+                return True
+            return False
 
     def _saw(self, rel: str | None) -> None:
         if rel is not None and rel.endswith(".py"):
@@ -193,7 +206,10 @@ class CleaveController:
         if kind == "moved" and dest:
             # A directory renamed or moved in: each qualifying file in it is an edit, complete at
             # once (in path order, so the record names the same file every time).
-            for rel, _ in sorted(safefs.walk(self.workdir / dest)):
+            for rel in sorted(r for r, _ in safefs.walk(self.workdir / dest)):
+                with self._lock:
+                    self._via_directory.add(f"{dest}/{rel}")
+                self._saw(f"{dest}/{rel}")
                 self.observe(f"{dest}/{rel}", "moved")
 
     def observe(self, rel: str, kind: str) -> None:
@@ -312,10 +328,14 @@ class CleaveController:
             self.fired.wait(0.01)
 
     def _touch(self, name: str, text: str = "") -> None:
-        """Create a file in the control directory without following a link planted there."""
+        """Create a file in the control directory without following a link planted there (and
+        without blocking on a FIFO planted under its name: that raises, and the question fails)."""
         with safefs.open_dir(self.workdir, CONTROL) as fd:
-            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=fd)
+            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                          0o644, dir_fd=fd)
             try:
+                if not stat.S_ISREG(os.fstat(out).st_mode):
+                    raise safefs.Unsafe(errno.EINVAL, f"{CONTROL}/{name} is not a regular file")
                 os.write(out, text.encode())
             finally:
                 os.close(out)
@@ -505,13 +525,13 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
     committed: list[dict[str, str]] = []
     try:
         tips, unreadable = ref_tips(repo)
-        problems += [f"an unreadable file in .git: {u}" for u in unreadable]
+        problems += [f"a file in .git the check cannot vouch for: {u}" for u in unreadable]
         with RepoView(repo, index=False) as view:
             new = sorted(view.reachable(tips) - commits_before)
             changes = view.commit_changes(new)
     except (GitError, OSError) as exc:
-        return {"ok": False, "edit_committed": None, "commits": [], "problem": f"the repository could not be read "
-                                                                                f"after the session: {exc}"}
+        problems.append(f"the repository could not be read after the session: {exc}")
+        new, changes = [], {}
     qualifying = {c: [(p, b) for p, b in ch if qualifies(p, exempt)] for c, ch in changes.items()}
     carrying = [c for c in new if qualifying[c]]
     if rule.kind == "first_py_edit_after_commit":
@@ -545,8 +565,9 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
         problems.append(f"the watcher failed (the cleave fired on the error): {errors[0]}")
     if guard is not None and not guard.get("verified", True):
         problems.append(f"the git guard was not in force: {guard.get('problem', 'not verified')}")
-    result: dict[str, Any] = {"ok": not problems, "edit_committed": bool(bad_commits), "commits": bad_commits,
-                              "new_commits": len(new), "unseen_edits": unseen}
+    readable = not any(p.startswith("the repository could not be read") for p in problems)
+    result: dict[str, Any] = {"ok": not problems, "edit_committed": bool(bad_commits) if readable else None,
+                              "commits": bad_commits, "new_commits": len(new), "unseen_edits": unseen}
     if cleave.get("path"):
         result["edit_blob"] = after.get(cleave["path"])
     if problems:
