@@ -366,3 +366,17 @@ def test_a_rewritten_scaffold_record_does_not_relabel_the_scorecard(tmp_path, ma
         card = score_sandbox(load_workload("tier_2"), sandbox, tokens=TokenUsage(source="none"),
                              backend=make_backend("local"), arm=arm("State_MD_Only"))
     assert card["arm"] == "State_MD_Only"
+
+
+def test_watcher_crashes_and_hard_links_hold_under_docker(tmp_path, docker_image):
+    """The watcher runs on the host whatever the backend: an edit through a hard link, committed on
+    a side branch by plumbing and hidden by an index flag, after the control directory was turned
+    into a file, is never part of a valid trial under docker either."""
+    backend = backend_named("docker", docker_image)
+    script = ("rm -rf .git/specsnap && touch .git/specsnap && ln ledger/accounts.py .git/hl && "
+              "printf '\\n# edited\\n' >> .git/hl && git add ledger/accounts.py && "
+              "c=$(echo x | git commit-tree $(git write-tree) -p HEAD) && echo $c > .git/refs/heads/side && "
+              "git reset -q && " + HIDE + " && exit 0")
+    h = run_hostile(tmp_path, [script], backend)
+    assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
+    assert_held(h)
