@@ -106,3 +106,24 @@ def test_the_missing_key_message_suggests_a_choice_that_works(tmp_path):
     suggested = subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--results", str(tmp_path),
                                 "--override", "agent=replay_claude_code"], capture_output=True, text=True, env=env)
     assert suggested.returncode == 0, suggested.stderr
+
+
+@pytest.mark.parametrize("config_args,message", [
+    (["stduy=smoke"], "specsnap: error: unknown --config key 'stduy'; valid choices: name, overrides, results, study"),
+    (["overrides=arm=Vanilla"], "specsnap: error: --config overrides is a list of Hydra overrides, "
+                                "e.g. overrides='[\"arm=[Vanilla]\"]', not 'arm=Vanilla'"),
+    (['overrides=["agnt=[ref_oracle]"]'], "specsnap: error: override 'agnt=[ref_oracle]': unknown setting 'agnt'; "
+                                          "grid axes: agent, arm, seed, variant, workload; settings: agent_defaults, "
+                                          "sandbox, scoring, session (dotted, e.g. sandbox.backend=local)"),
+    (['overrides=["sandbox.backnd=local"]'], "specsnap: error: override 'sandbox.backnd=local': sandbox has no "
+                                             "setting 'backnd'; valid choices: backend, docker"),
+])
+def test_a_mistyped_run_config_is_one_line_and_plans_nothing(tmp_path, config_args, message):
+    """What a new user typed: each is refused with one line naming the valid choices, exit status
+    2, and nothing planned (no results directory)."""
+    run = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(Path(__file__).parents[1] / "Snakefile"),
+                          "--directory", str(tmp_path), "-n", "--config", *config_args],
+                         capture_output=True, text=True, env=os.environ.copy())
+    out = snakemake_says(run)
+    assert run.returncode == 2 and out == message, out
+    assert not (tmp_path / "results").exists()

@@ -15,7 +15,7 @@ from conftest import arm
 
 from sdcs_bench.agents.expectations import expected_reference_score
 from sdcs_bench.agents.fact_policy import NOTES_HEADING
-from sdcs_bench.agents.reference import FACT_POLICY_SCRIPT, fact_briefing
+from sdcs_bench.agents.reference import FACT_POLICY_SCRIPT, fact_briefing, policy_params
 from sdcs_bench.pipeline import stages
 from sdcs_bench.pipeline.plan import make_plan
 from sdcs_bench.sandbox.scaffold import scaffold
@@ -86,7 +86,7 @@ def test_ref_null_scores_nothing(motifs2):
 
 # -- the policy process itself ------------------------------------------------------------------
 def _run_policy(work: Path, workload, agent: str, prompt: str = "Continue.") -> list[dict]:
-    params = {**config.entity("agent", agent)["policy"], "turn_delay_s": 0}
+    params = {**policy_params(config.entity("agent", agent), "state.md"), "turn_delay_s": 0}  # the arms here: state.md
     briefing = fact_briefing(params, prompt, workload)
     proc = subprocess.run([sys.executable, "-I", "-B", str(FACT_POLICY_SCRIPT)], cwd=work, capture_output=True,
                           text=True, input=json.dumps(briefing))

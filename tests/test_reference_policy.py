@@ -9,12 +9,12 @@ import sys
 from conftest import apply_patch
 
 from sdcs_bench.trial import config
-from sdcs_bench.agents.reference import POLICY_SCRIPT
+from sdcs_bench.agents.reference import POLICY_SCRIPT, policy_params
 from sdcs_bench.core.gitutil import git
 
 
 def _briefing(workload, agent: str, prompt: str) -> str:
-    params = {**config.entity("agent", agent)["policy"], "turn_delay_s": 0}
+    params = {**policy_params(config.entity("agent", agent), "state.md"), "turn_delay_s": 0}  # the arms here: state.md
     skills = [{"id": r.id, "text": r.text, "gold": r.gold.read_text(), "summary": r.summary,
                "summary_patch": r.summary_patch.read_text(), "amendment": r.amendment, "superseded": None}
               for r in workload.requirements]

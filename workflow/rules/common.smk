@@ -44,6 +44,14 @@ def stop(message):
     sys.exit(2)
 
 
+try:
+    # A misspelt key (`--config stduy=smoke`) or `overrides` given as one string is one line naming
+    # the valid choices, before Snakemake's schema check (a page of JSON schema) and before any work.
+    from sdcs_bench.pipeline.plan import check_run_config
+
+    check_run_config(config, Path(PROJECT_ROOT) / "workflow" / "schemas" / "config.schema.yaml")
+except SpecSnapError as exc:
+    stop(exc)
 validate(config, schema=str(Path(PROJECT_ROOT) / "workflow" / "schemas" / "config.schema.yaml"))
 
 STUDY_NAME = config["study"]

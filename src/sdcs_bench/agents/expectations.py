@@ -48,7 +48,7 @@ def expected_reference_score(
     if policy.get("on_missing_fact"):  # a fact-driven policy finds no authored fact here: it writes nothing
         policy = {**policy, "acts": False}
     reqs = workload.requirements
-    notes_on = bool(arm.notes_file) and arm.notes_file == policy.get("notes_file")
+    notes_on = places_notes_file(arm)
     style = policy.get("notes", "none") if notes_on else "none"
     oracle = policy.get("knows_sprint") == "always"
     world = _World(baseline_done=workload.baseline_gold is None)
@@ -129,13 +129,19 @@ def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict)
     return result
 
 
+def places_notes_file(arm: Arm) -> bool:
+    """Does the arm put its notes file in the sandbox? A reference policy keeps notes in the arm's
+    notes file (whatever it is named), and only where the arm placed it."""
+    return bool(arm.notes_file) and any(f.path == arm.notes_file for f in arm.files)
+
+
 def hinted_bugs(workload: Workload, arm: Arm, policy: dict) -> set[str]:
     """The bugs a hint-following policy knows: those named by each of the workload's hint files
     whose text the arm places in AGENTS.md or in the policy's notes file."""
     if policy.get("knows_sprint") != "from_hints" or not workload.hints:
         return set()
     placed = [_norm(f.text) for f in arm.for_workload(workload.id, workload.root).files
-              if f.text is not None and f.path in ("AGENTS.md", policy.get("notes_file"))]
+              if f.text is not None and f.path in ("AGENTS.md", arm.notes_file)]
     return {rid for h in workload.hints if any(_norm(h.text) in text for text in placed) for rid in h.names}
 
 
@@ -260,7 +266,7 @@ def expected_fact_score(workload: Workload, arm: Arm, agent: dict[str, Any], var
     policy = agent.get("policy", {})
     acts = policy.get("acts", True)
     on_missing = policy.get("on_missing_fact", "skip")
-    notes_on = bool(arm.notes_file) and arm.notes_file == policy.get("notes_file") and policy.get("notes") == "facts"
+    notes_on = places_notes_file(arm) and policy.get("notes") == "facts"
     found = variant_withholding(variant)
     withheld = set(facts.withheld_secrets(int(found[0]["k"]))) if found else set()
     after = found[1] if found else None

@@ -28,11 +28,18 @@ def fact_briefing(params: dict, prompt: str, workload) -> dict:
     }
 
 
+def policy_params(agent_cfg: dict, notes_file: str | None) -> dict:
+    """What a reference policy's process is told: its agent file's ``policy`` settings and the
+    notes file of the trial's arm. The arm is the one source of that name (a policy keeps notes only
+    where the arm put the file); the closed forms read it from the arm too (agents/expectations.py)."""
+    return {**agent_cfg.get("policy", {}), "notes_file": notes_file}
+
+
 class ReferenceHarness(Harness):
     name = "reference"
 
     def invocation(self, ctx: SessionContext) -> Invocation:
-        params = dict(self.cfg.get("policy", {}))
+        params = policy_params(self.cfg, ctx.arm.notes_file)
         if params.get("on_missing_fact"):  # a fact-driven policy on a coherence workload
             return Invocation(
                 argv=[sys.executable, "-I", "-B", str(FACT_POLICY_SCRIPT)],
@@ -41,7 +48,7 @@ class ReferenceHarness(Harness):
                 network=False,
             )
         briefing = {
-            "params": dict(self.cfg.get("policy", {})),
+            "params": params,
             "prompt": ctx.session.prompt,
             "skills": [
                 {
