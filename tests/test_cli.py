@@ -21,6 +21,30 @@ def test_list(what, expect):
     assert result.returncode == 0 and expect in result.stdout
 
 
+@pytest.mark.parametrize("what,row", [
+    ("arms", ["State_MD_Only", "state.md", "A state.md scratchpad"]), ("arms", ["Vanilla", "-"]),
+    ("workloads", ["tier_2", "synthetic", "Tier 2"]), ("workloads", ["click", "real_repo", "pallets/click"]),
+    ("agents", ["ref_oracle", "reference policy"]), ("studies", ["smoke", "36"]),
+])
+def test_every_list_names_its_second_column_and_describes_each_entry(what, row):
+    """No empty, unnamed column: each list's second column says something of its own (an agent's
+    kind, a workload's family, an arm's notes file, what a variant sets, a study's trial count)."""
+    out = specsnap("list", what, env={"COLUMNS": "400"}).stdout
+    header = next(line for line in out.splitlines() if "name" in line and "description" in line)
+    assert [c.strip() for c in header.strip("┃│ ").split("┃") if c.strip()][1] != "", header
+    line = next(line for line in out.splitlines() if line.strip("│ ").startswith(row[0] + " "))
+    cells = [c.strip() for c in line.strip().strip("│").split("│")]
+    assert cells[1] == row[1] and (len(row) < 3 or cells[2].startswith(row[2])), cells
+
+
+def test_a_sandbox_inside_another_is_refused(tmp_path):
+    outer = tmp_path / "outer"
+    assert specsnap("scaffold-sandbox", "--tier", "2", "--arm", "Vanilla", "--dest", str(outer)).returncode == 0
+    inner = specsnap("scaffold-sandbox", "--tier", "2", "--arm", "Vanilla", "--dest", str(outer / "ledger" / "inner"))
+    assert inner.returncode == 2 and "lies inside the sandbox" in inner.stderr and inner.stderr.count("\n") == 1
+    assert not (outer / "ledger" / "inner").exists()
+
+
 def test_console_script_and_module_are_the_same_cli():
     script = subprocess.run([str(Path(sys.executable).with_name("specsnap")), "list", "arms"], capture_output=True, text=True)
     assert script.returncode == 0 and script.stdout == specsnap("list", "arms").stdout

@@ -111,19 +111,47 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
     from sdcs_bench.agents import agent_kind
 
     group = {"workloads": "workload", "arms": "arm", "agents": "agent", "variants": "variant", "studies": "study"}[what.value]
+    # Each group's second column: what tells its entries apart at a glance.
+    column, facet = {
+        "agent": ("kind", lambda name, cfg: agent_kind(cfg)),
+        "workload": ("family", lambda name, cfg: cfg["family"]),
+        "arm": ("notes file", lambda name, cfg: cfg.get("notes_file") or "-"),
+        "variant": ("sets", lambda name, cfg: ", ".join(k for k in cfg if k not in ("name", "description")) or "-"),
+        "study": ("trials", lambda name, cfg: str(_grid_size(cfg.get("grid") or {}))),
+    }[group]
     table = Table(title=what.value)
     table.add_column("name")
-    table.add_column("kind" if group == "agent" else "")
+    table.add_column(column)
     table.add_column("description")
     for name in config.options(group):
         try:
-            cfg = config.entity(group, name)
+            cfg = _listed(group, name)
         except SpecSnapError as exc:  # one broken file is shown as such; the others are still listed
             table.add_row(name, "", f"[red]unreadable: {exc}[/]")
             continue
-        kind = agent_kind(cfg) if group == "agent" else ""
-        table.add_row(name, kind, " ".join(str(cfg.get("description", "")).split()))
+        table.add_row(name, facet(name, cfg), " ".join(str(cfg.get("description", "")).split()))
     _console().print(table)
+
+
+def _listed(group: str, name: str) -> dict:
+    """What ``specsnap list`` shows of one entry: its config, and for a workload (whose registry
+    entry is only where it lives) its own title, description and family."""
+    from sdcs_bench.trial import config
+
+    cfg = config.entity(group, name)
+    if group == "workload":
+        from sdcs_bench.trial.workload import load_workload
+
+        wl = load_workload(name)
+        return {**cfg, "family": wl.family, "description": f"{wl.title}: {wl.description}" if wl.title else wl.description}
+    return cfg
+
+
+def _grid_size(grid: dict) -> int:
+    size = 1
+    for axis in ("workload", "arm", "agent", "variant", "seed"):
+        size *= len(grid.get(axis) or [])
+    return size
 
 
 @app.command("validate-workload")
@@ -174,12 +202,22 @@ def scaffold_sandbox(
     from sdcs_bench.trial.arms import Arm
     from sdcs_bench.sandbox.scaffold import scaffold
 
+    _outside_any_sandbox(_need(dest, "--dest"))
     wl = _workload(workload, tier, results)
     arm_obj = Arm.from_config(config.entity("arm", _need(arm, "--arm", config.options("arm"))))
-    meta = scaffold(wl, arm_obj, _need(dest, "--dest"), config.entity("variant", variant))
+    meta = scaffold(wl, arm_obj, dest, config.entity("variant", variant))
     layout = f", layout {meta['standards_layout']}" if meta.get("standards_layout") else ""
     _console().print(f"sandbox for {wl.id} + {arm_obj.name} at {dest} (baseline commit {meta['baseline_commit'][:12]}"
                      f"{layout})")
+
+
+def _outside_any_sandbox(dest: Path) -> None:
+    """A sandbox inside another one would be part of that one's working tree (and its agent's)."""
+    from sdcs_bench.sandbox.records import META
+
+    for parent in Path(dest).resolve().parents:
+        if (parent / META).is_file():
+            raise SpecSnapError(f"--dest {dest} lies inside the sandbox {parent}; choose a new directory outside it")
 
 
 def _need(value, flag: str, choices=None):
