@@ -25,6 +25,7 @@ from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.trial.workload import Workload
 from sdcs_bench.scoring.boundaries import check_boundaries, load_wiring
 from sdcs_bench.scoring.junit import HIDDEN_PREFIX, junit_key
+from sdcs_bench.scoring.collection import Rules
 from sdcs_bench.scoring.sentinels import SentinelSettings, judge, plant
 from sdcs_bench.scoring.standards import standards_report
 from sdcs_bench.scoring.suspicious import scan_source
@@ -233,7 +234,8 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
         not_run = {f"{HIDDEN_PREFIX}/{t}" for t, _ in workload.excluded_tests}
         planted, renamed = plant(copy / HIDDEN_PREFIX, HIDDEN_PREFIX, settings,
                                  rng or random.Random(secrets.randbits(64)),
-                                 untwinned=frozenset(t.partition("[")[0] for t in not_run))
+                                 untwinned=frozenset(t.partition("[")[0] for t in not_run),
+                                 rules=Rules.from_ini(copy / "pytest.ini"))
         deselect = sorted(renamed.get(b, b) + sep + p for b, sep, p in (t.partition("[") for t in not_run))
         run = run_hidden_tests(copy, workload, backend, timeout_s, deselect)
         stream = run.pop("stream")
@@ -242,33 +244,21 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
         tampered = bool(evidence)
         counted = run["report_trusted"] and not tampered
 
-        inherited: dict[tuple[str, str], set[str]] = {}  # (module, method) -> its new names
-        for old, new in renamed.items():
-            parts = old.split("::")
-            if len(parts) > 2:
-                inherited.setdefault((parts[0], parts[-1]), set()).add(new.split("::")[-1])
-
+        # Every collected test, inherited ones under each class that collects them, has its own
+        # entry in ``renamed`` (pytest's collection rules: scoring/collection.py).
         def as_run(nid: str) -> str:  # a workload's node id as this run named it
             base, sep, params = f"{HIDDEN_PREFIX}/{nid}".partition("[")
-            if base not in renamed and base.count("::") > 1:  # a method a class inherits from another
-                parts = base.split("::")
-                names = inherited.get((parts[0], parts[-1]), set())
-                if len(names) == 1:
-                    return "::".join([*parts[:-1], *names]) + sep + params
             return renamed.get(base, base) + sep + params
 
         all_ids = list(workload.baseline_tests) + [t for r in workload.requirements for t in r.tests]
         passed = {nid: counted and verdicts.get(as_run(nid), False) for nid in all_ids}
         own_name = {new: old for old, new in renamed.items()}
-        own_method = {(old.split("::")[0], new.split("::")[-1]): old.split("::")[-1]
-                      for old, new in renamed.items() if old.count("::") > 1}
+        twins = {t.nodeid for t in planted}
 
         def own(base: str) -> str | None:  # a reported test's own node id (None: a sentinel twin)
-            if base in own_name:
-                return own_name[base]
-            parts = base.split("::")  # a method a class inherits, reported under the subclass
-            method = own_method.get((parts[0], parts[-1])) if len(parts) > 2 else None
-            return "::".join([*parts[:-1], method]) if method else None
+            # (a test collected but not seen by our rules, say one inheriting from another module's
+            # class, ran under its own name)
+            return own_name.get(base) or (base if base not in twins and base not in renamed else None)
 
         run["reported"] = sorted(junit_key(own(b).removeprefix(f"{HIDDEN_PREFIX}/") + sep + p)
                                  for b, sep, p in (n.partition("[") for n in verdicts) if own(b))

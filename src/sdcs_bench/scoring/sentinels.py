@@ -27,6 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from sdcs_bench.scoring.collection import Collected, Rules, collect
+
 _SIMPLE_STRING = re.compile(r"""^([rRuU]?)(['"])([^'"\\\n]*)\2$""")
 _WORDS = re.compile(r"[a-z][a-z0-9]*")
 
@@ -61,19 +63,6 @@ class Sentinel:
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
-
-
-def _tests(tree: ast.Module) -> list[tuple[list[str], ast.FunctionDef | ast.AsyncFunctionDef, list[ast.stmt]]]:
-    """(class path, test function, the body it sits in) for every test pytest would collect."""
-    found = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            found.append(([], node, tree.body))
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            for sub in node.body:
-                if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name.startswith("test"):
-                    found.append(([node.name], sub, node.body))
-    return found
 
 
 def _literal(node: ast.expr) -> bool:
@@ -176,29 +165,42 @@ def _twin_text(source: str, lines: list[str], func: ast.FunctionDef | ast.AsyncF
 
 
 def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
-          rng: random.Random, untwinned: frozenset[str] = frozenset()) -> tuple[list[Sentinel], dict[str, str]]:
+          rng: random.Random, untwinned: frozenset[str] = frozenset(), rules: Rules | None = None,
+          ) -> tuple[list[Sentinel], dict[str, str]]:
     """Rename every hidden test and write twins beside them in the test modules under ``hidden``
     (a fresh copy). Return what was planted and the new node id of every original test.
     ``rel_root`` is the copy's path of ``hidden`` as pytest's node ids spell it; the tests named in
     ``untwinned`` (node ids without parameters) are renamed but get no twins (a real repository's
-    tests that are not run).
+    tests that are not run). ``rules`` are the suite's collection rules (:mod:`.collection`: its
+    ``python_files``, ``python_classes``, ``python_functions``, unittest classes whatever their
+    names, nested and inherited tests).
 
     Every test gets a new name made of its module's test-name words, so neither a real test's
-    name nor a twin's tells them apart; the mapping never enters the scoring process."""
+    name nor a twin's tells them apart; the mapping never enters the scoring process. A function a
+    class inherits is renamed once, where it is defined, and mapped under every class that
+    collects it; it gets no twins (a twin beside it would be collected under each of them)."""
+    rules = rules or Rules()
     planted: list[Sentinel] = []
     renamed: dict[str, str] = {}
-    for path in sorted(p for p in hidden.rglob("test_*.py") if "__pycache__" not in p.parts):
+    for path in sorted(p for p in hidden.rglob("*.py") if rules.module(p.name) and "__pycache__" not in p.parts):
         source = path.read_text()
         tree = ast.parse(source)
-        tests = _tests(tree)
+        tests = collect(tree, rules)
         if not tests:
             continue
         lines = source.split("\n")  # ast counts lines by newlines only (not form feeds)
-        taken = {f.name for _, f, _ in tests}
-        vocabulary = sorted({w for _, f, _ in tests for w in _WORDS.findall(f.name.removeprefix("test"))})
-        changeable = {id(f): _changes(f, source) for _, f, _ in tests}
-        eligible = [f for _, f, _ in tests if changeable[id(f)]]
-        repeatable = [f for _, f, _ in tests if _twinnable(f, source)]
+        by_def: dict[int, list[Collected]] = {}
+        for t in tests:
+            by_def.setdefault(id(t.func), []).append(t)
+        defs = sorted((entries[0].func for entries in by_def.values()), key=lambda f: f.lineno)
+        taken = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        vocabulary = sorted({w for f in defs for w in _WORDS.findall(f.name.removeprefix("test"))})
+        # Twins only of a test collected once (an inherited one would be twinned under every class),
+        # and only under names the suite's rules collect.
+        single = [f for f in defs if len(by_def[id(f)]) == 1 and (rules.function("test_x") or by_def[id(f)][0].unittest)]
+        changeable = {id(f): _changes(f, source) for f in single}
+        eligible = [f for f in single if changeable[id(f)]]
+        repeatable = [f for f in single if _twinnable(f, source)]
 
         def pick(pool: list, share: float) -> set[int]:
             n = min(len(pool), max(settings.minimum, round(share * len(pool)))) if share > 0 else 0
@@ -209,20 +211,25 @@ def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
         mine, module_renames = [], {}
         rel = f"{rel_root}/{path.relative_to(hidden).as_posix()}"
         deselected: set[str] = set()  # new names of the tests the run leaves out (by prefix)
-        for classes, func, _ in tests:
+        for func in defs:
+            entries = by_def[id(func)]
             first = (func.decorator_list[0].lineno if func.decorator_list else func.lineno)
-            original_id = "::".join([rel, *classes, func.name])
-            twins = original_id not in untwinned
-            new_name = _name(vocabulary, taken, rng, deselected, for_deselected=not twins)
-            new_id = "::".join([rel, *classes, new_name])
-            module_renames[original_id] = new_id
+            ids = ["::".join([rel, *e.classes, func.name]) for e in entries]
+            twins = len(entries) == 1 and ids[0] not in untwinned
+            # A new name the suite's rules still collect: "test_..." (unittest's own prefix too);
+            # under rules that would not collect it, the test keeps its name.
+            keeps_name = not (rules.function("test_x") or all(e.unittest for e in entries))
+            new_name = func.name if keeps_name else _name(vocabulary, taken, rng, deselected, for_deselected=not twins)
+            for e, original_id in zip(entries, ids):
+                module_renames[original_id] = "::".join([rel, *e.classes, new_name])
             blocks = [_twin_text(source, lines, func, new_name, None, rng)[0]]
+            classes, new_id = entries[0].classes, module_renames[ids[0]]
             if twins and id(func) in same:  # right after its original: the same state as the original saw
                 name = _name(vocabulary, taken, rng, deselected)
                 blocks.append(_twin_text(source, lines, func, name, None, rng)[0])
-                mine.append(Sentinel("::".join([rel, *classes, name]), "same_twin", new_id, "", original_id))
+                mine.append(Sentinel("::".join([rel, *classes, name]), "same_twin", new_id, "", ids[0]))
             if twins and id(func) in failing:
-                choices = changeable[id(func)]  # numbers first: a changed string can read like a typo
+                choices = changeable[id(func)]
                 # a changed number first; a changed string (it can read like a typo) or a negation
                 # (which an object equal to everything survives) otherwise
                 change = rng.choice([c for c in choices if c[0] == "literal" and isinstance(c[1].value, int)]
@@ -230,7 +237,7 @@ def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
                 name = _name(vocabulary, taken, rng, deselected)
                 text, said = _twin_text(source, lines, func, name, change, rng)
                 blocks.insert(rng.randrange(len(blocks) + 1), text)
-                mine.append(Sentinel("::".join([rel, *classes, name]), "failing_twin", new_id, said, original_id))
+                mine.append(Sentinel("::".join([rel, *classes, name]), "failing_twin", new_id, said, ids[0]))
             edits.append((first, func.end_lineno, "\n\n".join(blocks)))
         out = list(lines)
         for first, last, text in sorted(edits, reverse=True):
