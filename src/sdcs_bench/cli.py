@@ -370,6 +370,33 @@ def fetch_source_command(
                      f"unpacked in {planned['source_dir']}")
 
 
+@app.command("add-repository")
+def add_repository_command(
+    name: Annotated[str, typer.Argument(help="the new workload's id, e.g. attrs")],
+    pypi: Annotated[Optional[str], typer.Option("--pypi", help="a PyPI release: PACKAGE==VERSION")] = None,
+    git: Annotated[Optional[str], typer.Option("--git", help="a git repository's URL (with --commit)")] = None,
+    commit: Annotated[Optional[str], typer.Option("--commit", help="the full 40-digit commit id to pin")] = None,
+    python: Annotated[str, typer.Option("--python", help="the repository's Python, major.minor")] = "%d.%d" % sys.version_info[:2],
+    test_dep: Annotated[Optional[list[str]], typer.Option("--test-dep", help="a requirement its tests need "
+                                                          "(repeat; default: pytest)")] = None,
+    results: ResultsOpt = Path("results"),
+    backend: BackendOpt = "auto",
+) -> None:
+    """Add a real repository: pin and fetch it, build its environment, run its own suite once on the
+    pin and write the workload's skeleton with the baseline selection (docs/real_repos.md). What is
+    left to write: each bug's entry in bugs.yaml, its hidden test and its fix."""
+    from sdcs_bench.pipeline.add_repo import add_repository, parse_pin
+    from sdcs_bench.sandbox import make_backend
+
+    pin = parse_pin(pypi, git, commit)
+    made = add_repository(name, pin, python=python, test_deps=list(test_dep or ["pytest"]), results=results,
+                          backend=make_backend(backend), say=lambda line: _console().print(line, markup=False))
+    _console().print(f"wrote {made['workload_dir']} and {made['registry']}: {made['baseline']} baseline tests, "
+                     f"{made['excluded']} left out with their reasons. Next: each bug's entry in bugs.yaml, its "
+                     f"hidden test under hidden/tests/ and its fix under fixes/, then "
+                     f"`specsnap validate-workload {name}`", markup=False)
+
+
 @app.command("build-env")
 def build_env_command(
     workload: Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")] = None,

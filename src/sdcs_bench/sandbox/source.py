@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -62,21 +63,56 @@ def _index_url() -> str:
     return os.environ.get("SPECSNAP_INDEX_URL", INDEX_URL).rstrip("/")
 
 
-def _sdist_url(pin: SourcePin) -> tuple[str, str]:
-    """(file name, download URL) of the pin's sdist, from the index's simple API in its JSON form
-    (PEP 691), which every index and mirror serves."""
-    api = f"{_index_url()}/{pin.name.lower().replace('_', '-')}/"
+def _index_files(name: str, what: str) -> tuple[str, list[dict[str, Any]]]:
+    """(the project's API URL, its files) from the index's simple API in its JSON form (PEP 691),
+    which every index and mirror serves."""
+    api = f"{_index_url()}/{re.sub(r'[-_.]+', '-', name).lower()}/"
     request = urllib.request.Request(api, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     try:
         with urllib.request.urlopen(request, timeout=60) as resp:  # noqa: S310 (an https or file URL)
             info = json.load(resp)
     except urllib.error.HTTPError as exc:
-        raise SpecSnapError(f"source {pin.describe()}: the package index answered {exc.code} for {api}") from None
+        raise SpecSnapError(f"{what}: the package index answered {exc.code} for {api}") from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise SpecSnapError(f"source {pin.describe()}: cannot read the package index ({api}): "
+        raise SpecSnapError(f"{what}: cannot read the package index ({api}): "
                             f"{getattr(exc, 'reason', exc)}; fetching a source needs the network once, "
                             "after which it is cached") from None
-    sdists = [f for f in info.get("files", []) if f.get("filename", "").endswith((".tar.gz", ".zip"))
+    return api, list(info.get("files", []))
+
+
+def _sdists(files: list[dict[str, Any]], name: str, version: str) -> list[dict[str, Any]]:
+    """The sdists of one version, whatever spelling of the name their file uses (``Click-8.1.3``)."""
+    want = re.sub(r"[-_.]+", "-", name).lower()
+    found = []
+    for f in files:
+        filename = f.get("filename", "")
+        for ext in (".tar.gz", ".zip"):
+            if filename.endswith(ext):
+                stem = filename[: -len(ext)]
+                project, sep, ver = stem.rpartition("-")
+                if sep and ver == version and re.sub(r"[-_.]+", "-", project).lower() == want:
+                    found.append(f)
+    return found
+
+
+def sdist_pin(name: str, version: str) -> SourcePin:
+    """The pin of a release's sdist as the index lists it (its file's own spelling of the name, and
+    the SHA-256 the index gives; the download is checked against it)."""
+    _, files = _index_files(name, f"{name}=={version}")
+    sdists = [f for f in _sdists(files, name, version) if f.get("hashes", {}).get("sha256")]
+    if not sdists:
+        versions = sorted({f.get("filename", "").rsplit("-", 1)[-1].removesuffix(".tar.gz").removesuffix(".zip")
+                           for f in files if f.get("filename", "").endswith((".tar.gz", ".zip"))})
+        raise SpecSnapError(f"{name}=={version}: the index lists no sdist of that version", versions[-20:])
+    chosen = sorted(sdists, key=lambda f: not f["filename"].endswith(".tar.gz"))[0]
+    project = chosen["filename"].rpartition("-" + version)[0]
+    return SourcePin("sdist", name=project, version=version, sha256=chosen["hashes"]["sha256"])
+
+
+def _sdist_url(pin: SourcePin) -> tuple[str, str]:
+    """(file name, download URL) of the pin's sdist, from the index's simple API."""
+    api, files = _index_files(pin.name, f"source {pin.describe()}")
+    sdists = [f for f in files if f.get("filename", "").endswith((".tar.gz", ".zip"))
               and f["filename"].startswith(f"{pin.name}-{pin.version}.")]
     matching = [f for f in sdists if f.get("hashes", {}).get("sha256") == pin.sha256]
     if not matching:

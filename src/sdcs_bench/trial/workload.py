@@ -376,6 +376,10 @@ def _parse_workload(root: Path) -> Workload:
     raw_reqs = _listed(root, need("requirements"), meta_path, "requirements")
     standards = None
     if source is not None:
+        if not raw_reqs:  # a repository `specsnap add-repository` has just added
+            raise SpecSnapError(f"{_bugs_path(root, meta, meta_path)}: no bugs yet: add one entry per hidden bug "
+                                "(id, behaviour, tests, gold), its hidden test under hidden/tests/ and its fix "
+                                "(docs/real_repos.md)")
         _check_schema(raw_reqs, _bugs_path(root, meta, meta_path), "#/$defs/bugs")
         requirements = _parse_bugs(root, raw_reqs, meta)
     elif meta.get("standards"):
