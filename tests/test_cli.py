@@ -195,3 +195,68 @@ def test_long_cli_work_shows_progress_on_a_terminal_and_plain_lines_elsewhere(tm
     piped = specsnap("plan", "--study", "smoke", "--results", str(tmp_path / "pipe"))
     assert piped.returncode == 0 and "36/36" not in piped.stderr and "\x1b[" not in piped.stderr
     assert "36 trials planned" in piped.stderr
+
+
+def _by_hand_sandbox(tmp_path: Path) -> Path:
+    """A sandbox a person worked in by hand: scaffolded, then two requirements' gold applied."""
+    from conftest import apply_patch
+
+    from sdcs_bench.trial.workload import load_workload
+
+    dest = tmp_path / "mine"
+    assert specsnap("scaffold-sandbox", "--tier", "2", "--arm", "State_MD_Only", "--dest", str(dest)).returncode == 0
+    for req in load_workload("tier_2").requirements[:2]:
+        apply_patch(dest, req.gold)
+    return dest
+
+
+def test_a_by_hand_trial_recorded_into_a_run_is_on_its_leaderboard_and_report_labelled(tmp_path):
+    """evaluate-sandbox --run records the trial into the run (made if new) with its agent, model,
+    harness, variant and reported tokens; the run's leaderboard and report show it, labelled by
+    hand, and a second recording is a second trial of the same cell."""
+    sandbox, results = _by_hand_sandbox(tmp_path), tmp_path / "results"
+    argv = ["evaluate-sandbox", "--tier", "2", "--sandbox", str(sandbox), "--tokens", "12345", "--results", str(results),
+            "--run", "handrun", "--agent", "my_agent", "--model", "some-model", "--harness", "my-cli"]
+    first = specsnap(*argv)
+    assert first.returncode == 0, first.stderr
+    assert specsnap(*argv).returncode == 0
+    rows = json.loads((results / "handrun" / "leaderboard.json").read_text())["rows"]
+    (row,) = rows
+    assert (row["agent"], row["agent_kind"], row["arm"], row["trials"], row["net"], row["tokens"]) == \
+        ("my_agent", "by hand", "State_MD_Only", 2, 2, 12345)
+    shown = specsnap("leaderboard", "--results", str(results), "--study", "handrun", "--format", "markdown")
+    assert shown.returncode == 0 and "by hand: some-model via my-cli (tokens as reported)" in shown.stdout, shown.stdout
+    trials = sorted(p.name for p in (results / "handrun" / "report" / "trials").glob("*.html"))
+    assert trials == ["tier_2__State_MD_Only__my_agent__none__s0-by-hand1.html",
+                      "tier_2__State_MD_Only__my_agent__none__s0-by-hand2.html"]
+    assert "by hand: some-model via my-cli" in (results / "handrun" / "report" / "index.html").read_text()
+
+
+def test_by_hand_labels_without_a_run_are_refused(tmp_path):
+    sandbox = _by_hand_sandbox(tmp_path)
+    result = specsnap("evaluate-sandbox", "--tier", "2", "--sandbox", str(sandbox), "--agent", "x")
+    assert result.returncode == 2 and "give --run NAME" in result.stderr
+    result = specsnap("evaluate-sandbox", "--tier", "2", "--sandbox", str(sandbox), "--run", "r")
+    assert result.returncode == 2 and "--run needs --agent" in result.stderr
+
+
+@pytest.mark.pipeline
+def test_a_by_hand_trial_joins_a_pipeline_run_beside_its_trials(clone, tmp_path):
+    """Recorded into the run a study wrote: the leaderboard and report show both, each labelled."""
+    results = tmp_path / "results"
+    run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--config", "study=mine",
+                          f"results={results}"], cwd=clone, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    sandbox = _by_hand_sandbox(tmp_path)
+    recorded = specsnap("--root", str(clone), "evaluate-sandbox", "--tier", "2", "--sandbox", str(sandbox),
+                        "--tokens", "99", "--results", str(results), "--run", "mine", "--agent", "my_agent",
+                        "--model", "m1", "--harness", "h1", cwd=clone)
+    assert recorded.returncode == 0, recorded.stderr
+    rows = {r["agent"]: r for r in json.loads((results / "mine" / "leaderboard.json").read_text())["rows"]}
+    assert rows["ref_null"]["source"] == "reference policy" and rows["ref_null"]["arm"] == "Vanilla"
+    assert rows["my_agent"]["source"] == "by hand: m1 via h1 (tokens as reported)" and rows["my_agent"]["net"] == 2
+    table = specsnap("--root", str(clone), "leaderboard", "--results", str(results), "--study", "mine", cwd=clone,
+                     env={"COLUMNS": "80"})
+    assert "by hand" in table.stdout and "reference policy" in table.stdout, table.stdout
+    pages = {p.name for p in (results / "mine" / "report" / "trials").glob("*.html")}
+    assert "tier_2__Vanilla__ref_null__none__s0.html" in pages and any("by-hand" in p for p in pages)

@@ -211,6 +211,38 @@ def scaffold_sandbox(
                      f"{layout})")
 
 
+def _record_by_hand(card: dict, run_dir: Path, sandbox: Path, *, agent: str, model: str | None,
+                    harness: str | None, variant: str, seed: int) -> dict:
+    """Write a by-hand trial's scorecard into ``run_dir/by_hand/<trial>/`` with the labels the
+    leaderboard groups by, then aggregate and report the run (when its planned trials are all
+    scored; else the next aggregate picks it up)."""
+    from sdcs_bench.pipeline.aggregate import aggregate as run_aggregate
+    from sdcs_bench.pipeline.layout import StudyLayout
+    from sdcs_bench.pipeline.report import write_report
+    from sdcs_bench.trial.spec import BY_HAND_KIND
+
+    layout = StudyLayout(str(run_dir))
+    stem = f"{card['workload']}__{card['arm']}__{agent}__{variant}__s{seed}-by-hand"
+    n = 1
+    while Path(layout.by_hand_card(f"{stem}{n}")).exists():
+        n += 1
+    trial = f"{stem}{n}"
+    card = {"trial": trial, "study": run_dir.name, "run": run_dir.name, "agent": agent, "agent_kind": BY_HAND_KIND,
+            "harness": harness, "model": model, "variant": variant, "seed": seed, **card,
+            "by_hand": {"sandbox": str(Path(sandbox).resolve()), "tokens_source": card["tokens"]["source"]}}
+    from sdcs_bench.core.fsutil import atomic_write
+
+    atomic_write(Path(layout.by_hand_card(trial)), json.dumps(card, indent=2))
+    try:
+        run_aggregate(run_dir)
+        write_report(run_dir)
+        _console().print(f"recorded as {trial} in {run_dir} (leaderboard and report updated)", markup=False)
+    except (OSError, ValueError, KeyError) as exc:  # a planned study still running: aggregate later
+        _console().print(f"recorded as {trial} in {run_dir}; its leaderboard is not updated yet ({exc}): run "
+                         f"`specsnap aggregate --study {run_dir.name}` once its trials are scored", markup=False)
+    return card
+
+
 def _outside_any_sandbox(dest: Path) -> None:
     """A sandbox inside another one would be part of that one's working tree (and its agent's)."""
     from sdcs_bench.sandbox.records import META
@@ -311,13 +343,32 @@ def evaluate_sandbox(
     workload: WorkloadOpt = None,
     backend: BackendOpt = "auto",
     results: ResultsOpt = Path("results"),
+    run: Annotated[Optional[str], typer.Option("--run", help="record the trial into this run (a directory under "
+                                               "--results; made if new), so its leaderboard and report show it, "
+                                               "labelled by hand")] = None,
+    agent: Annotated[Optional[str], typer.Option("--agent", help="with --run: the agent's name on the leaderboard")] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="with --run: the model it used")] = None,
+    harness: Annotated[Optional[str], typer.Option("--harness", help="with --run: the harness it ran in")] = None,
+    variant: Annotated[str, typer.Option("--variant", help="with --run: the variant you followed")] = "none",
+    seed: Annotated[int, typer.Option("--seed", min=0, help="with --run: the seed")] = 0,
 ) -> None:
-    """Score any sandbox, including one a person ran their own agent in by hand."""
+    """Score any sandbox, including one a person ran their own agent in by hand; with --run, record
+    it into a run beside the pipeline's trials (then aggregate and report that run)."""
     from sdcs_bench.sandbox import make_backend
     from sdcs_bench.sandbox.records import sandbox_meta
     from sdcs_bench.scoring import score_sandbox
     from sdcs_bench.core.tokens import TokenUsage
 
+    if run is not None:
+        from sdcs_bench.pipeline.plan import run_name
+        from sdcs_bench.trial import config
+
+        run_name("by_hand", [], run)  # a run name with a path in it is refused here, before any work
+        if not agent:
+            raise SpecSnapError("--run needs --agent: the name the leaderboard shows the trial under")
+        config.check_option("variant", variant)
+    elif agent or model or harness:
+        raise SpecSnapError("--agent, --model and --harness label a trial recorded with --run; give --run NAME")
     wl = _workload(workload, tier, results)
     meta = sandbox_meta(sandbox)
     if meta.get("workload") != wl.id:
@@ -337,6 +388,9 @@ def evaluate_sandbox(
 
     injection = json.loads(record_path(sandbox).read_text()) if record_path(sandbox).is_file() else None
     card = score_sandbox(wl, sandbox, tokens=usage, backend=make_backend(backend), injection=injection)
+    if run is not None:
+        card = _record_by_hand(card, results / run, sandbox, agent=agent, model=model, harness=harness,
+                               variant=variant, seed=seed)
     if json_out is not None:
         json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(card, indent=2))

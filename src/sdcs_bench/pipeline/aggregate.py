@@ -8,11 +8,12 @@ from typing import Any
 
 import pandas as pd
 
+from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
-from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.trial.spec import BY_HAND_KIND, REFERENCE_KIND, REPLAY_KIND
 from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 
 REFERENCE_NOTICE = (
@@ -40,6 +41,8 @@ def source_label(agent_kind: str, model: str | None = None, harness: str | None 
         return "reference policy"
     if agent_kind == REPLAY_KIND:
         return f"replay ({harness}, scripted, no model)" if harness else REPLAY_KIND
+    if agent_kind == BY_HAND_KIND:
+        return f"by hand: {model or 'model not given'} via {harness or 'harness not given'} (tokens as reported)"
     return f"real agent: {model} via {harness}"
 
 
@@ -195,8 +198,13 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
     input the rule was given (the cells table, every scorecard and session ledger), by which a copy
     of the results that lost its modification times is still seen to be up to date (:mod:`.freshness`)."""
     study = StudyLayout(str(study_dir))
-    cells = read_cells(Path(study.cells))
-    cards, ledger, calls, inputs = [], [], [], [study.cells]
+    planned = Path(study.cells).is_file()
+    by_hand = by_hand_cards(Path(study_dir))
+    if not planned and not by_hand:
+        raise SpecSnapError(f"{study_dir} holds no planned study ({study.cells}) and no trial scored into it by hand "
+                            "(evaluate-sandbox --run)")
+    cells = read_cells(Path(study.cells)) if planned else []
+    cards, ledger, calls, inputs = [], [], [], [study.cells] if planned else []
     for cell in cells:
         layout, sessions = study.trial(cell["trial"]), _sessions(cell)
         card = json.loads(Path(layout.file("score", SCORECARD)).read_text())
@@ -204,6 +212,9 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
         ledger += _ledger_rows(layout, sessions, card)
         calls += _call_rows(layout, sessions, card)
         inputs += [layout.file("score", SCORECARD), *(layout.outputs(s)["ledger"] for s in sessions)]
+    for path, card in by_hand:  # a person's own runs, labelled as such (no stage records, no ledger)
+        cards.append(_scorecard_row(card))
+        inputs.append(str(path))
     scorecards = pd.DataFrame(cards)
     _write(study.scorecards, scorecards.to_csv(index=False))
     _write(study.ledger, pd.DataFrame(ledger).to_csv(index=False))
@@ -227,6 +238,12 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
     write_plots(Path(study.plots_dir), scorecards, board, name)
     _write(study.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
     return board
+
+
+def by_hand_cards(study_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """The scorecards a person recorded into this run by hand, by trial id."""
+    root = Path(StudyLayout(str(study_dir)).by_hand_dir)
+    return [(p, json.loads(p.read_text())) for p in sorted(root.glob("*/scorecard.json"))] if root.is_dir() else []
 
 
 def _write(path: str, text: str) -> None:

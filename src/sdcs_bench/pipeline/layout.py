@@ -76,6 +76,14 @@ class StudyLayout:
         return TrialLayout(self.study_dir, trial)
 
     @property
+    def by_hand_dir(self) -> str:
+        """Trials a person ran by hand and scored into this run (``evaluate-sandbox --run``)."""
+        return f"{self.study_dir}/by_hand"
+
+    def by_hand_card(self, trial: str) -> str:
+        return f"{self.by_hand_dir}/{trial}/scorecard.json"
+
+    @property
     def scorecards(self) -> str:
         return f"{self.study_dir}/scorecards.csv"
 

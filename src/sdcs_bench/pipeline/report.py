@@ -33,7 +33,7 @@ import pandas as pd
 
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline import leaderboard as lb
-from sdcs_bench.pipeline.aggregate import source_label
+from sdcs_bench.pipeline.aggregate import by_hand_cards, source_label
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import StudyLayout, TrialLayout
 
@@ -267,6 +267,17 @@ def _trial_page(env, study_dir: Path, cell: dict[str, str], study: str) -> str:
         published_label=lb.PUBLISHED_LABEL)
 
 
+def _by_hand_page(env, card: dict[str, Any], study: str) -> str:
+    """A trial a person ran by hand and scored into the run: its scorecard (no stage records)."""
+    cell = {"trial": card["trial"], "stages": ""}
+    return env.get_template("trial.html.j2").render(
+        injection=None, study=study, card=card, cell=cell, arm={"name": card.get("arm")}, notes=[], sessions=[],
+        timeline=[], requirements=_requirements(card),
+        source=source_label(card["agent_kind"], card.get("model"), card.get("harness")),
+        csp=_csp(None), css=_asset("report.css"), limits={"file": FILE_LIMIT, "transcript": TRANSCRIPT_LIMIT},
+        published_label=lb.PUBLISHED_LABEL)
+
+
 def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame, plots: list[str]) -> str:
     script = _asset("report.js")
     trials_by_group: dict[tuple, list[str]] = {}
@@ -304,13 +315,17 @@ def write_report(study_dir: Path, progress: Any = None) -> Path:
         shutil.copytree(study.plots_dir, out / "plots", dirs_exist_ok=True)
         plots = sorted(p.name for p in (out / "plots").glob("*.svg"))
     env = _templates()
-    cells = read_cells(Path(study.cells))
+    inputs_by_hand: list[Path] = []
+    cells = read_cells(Path(study.cells)) if Path(study.cells).is_file() else []
     for cell in cells:
         _write(out / "trials" / f"{cell['trial']}.html", _trial_page(env, Path(study_dir), cell, board["study"]))
         if progress:
             progress(cell["trial"])
+    for path, card in by_hand_cards(Path(study_dir)):  # no stages: the scorecard is all there is
+        _write(out / "trials" / f"{card['trial']}.html", _by_hand_page(env, card, board["study"]))
+        inputs_by_hand.append(path)
     _write(Path(study.report_index), _index_page(env, Path(study_dir), board, cards, plots))
-    inputs = [study.aggregate_record, study.leaderboard("json"), study.scorecards,
+    inputs = [study.aggregate_record, study.leaderboard("json"), study.scorecards, *map(str, inputs_by_hand),
               *sorted(p for p in Path(study.plots_dir).glob("*") if p.suffix in (".png", ".svg"))]
     atomic_write(Path(study.report_record), json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
     return Path(study.report_index)

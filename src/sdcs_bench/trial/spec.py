@@ -25,6 +25,7 @@ from sdcs_bench.trial.workload import CleaveRule, SessionSpec, Workload, load_wo
 
 REFERENCE_KIND = "reference policy"
 REPLAY_KIND = "replay (scripted, no model)"
+BY_HAND_KIND = "by hand"  # a person ran the agent and scored the sandbox (evaluate-sandbox --run)
 MODEL_KIND = "model"
 
 
