@@ -224,7 +224,7 @@ def test_a_directory_rename_is_the_edit(tmp_path, backend):
 def test_a_directory_rename_counts_each_file_once(tmp_path, backend):
     """rbac/ holds four modules: renaming it is four edits under nth_py_edit (not eight: watchdog
     follows the directory's event with one per file), so a fifth is needed to cleave."""
-    h = run_hostile(tmp_path, [f"mv rbac rbac2 && sleep 3 && exit 0"], backend, cleave=["nth_py_edit:5"])
+    h = run_hostile(tmp_path, ["mv rbac rbac2 && sleep 3 && exit 0"], backend, cleave=["nth_py_edit:5"])
     assert h.record["cleave"]["fired"] is False and h.record["cleave"]["integrity"]["ok"] is True, h.record["cleave"]
     h = run_hostile(tmp_path / "again", [f"mv rbac rbac2 && {WAIT}"], backend, cleave=["nth_py_edit:4"])
     assert h.record["cleave"]["fired"] and h.record["cleave"]["path"] == "rbac2/rules.py", h.record["cleave"]
