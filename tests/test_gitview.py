@@ -49,10 +49,11 @@ def test_commit_changes_name_each_path_and_its_blob_after(tmp_path, repo):
     four = head(repo)
     with RepoView(repo, index=False) as view:
         changes = view.commit_changes([root, two, merge, four])
-    assert changes[root] == [("a.py", blob_id(b"A = 1\n"))]
-    assert dict(changes[two]) == {"a.py": blob_id(b"A = 2\n"), "b.py": blob_id(b"B\n")}
+    assert changes[root] == [("a.py", blob_id(b"A = 1\n"), "100644")]
+    assert {p: (b, m) for p, b, m in changes[two]} == {"a.py": (blob_id(b"A = 2\n"), "100644"),
+                                                       "b.py": (blob_id(b"B\n"), "100644")}
     assert changes[merge] == []  # a clean merge changes nothing that differs from every parent
-    assert changes[four] == [("b.py", None)]
+    assert changes[four] == [("b.py", None, "000000")]
 
 
 def test_refs_are_read_by_hand_wherever_they_were_written(repo):

@@ -11,6 +11,10 @@ the capability probes are in ``test_sandbox.py`` (the contract every isolating b
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 from hostile_support import Pwn, assert_held, backend_named, inspect_git, run_hostile
 
@@ -380,3 +384,89 @@ def test_watcher_crashes_and_hard_links_hold_under_docker(tmp_path, docker_image
     h = run_hostile(tmp_path, [script], backend)
     assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
     assert_held(h)
+
+
+# -- found by review: each written as an attack before its defence --------------------------------
+def test_a_submodule_s_configuration_never_runs_on_the_host(tmp_path, backend):
+    """A gitlink committed by plumbing (its path is no .py file) whose repository configures a
+    program: the host's diff and status of the sandbox must not recurse into it."""
+    pwn = Pwn()
+    script = (f"{pwn.program('submodule')} && git init -q sub && "
+              "git -C sub -c user.name=a -c user.email=a@a commit -q --allow-empty -m s && "
+              f"git -C sub config core.fsmonitor {pwn.path('submodule')} && "
+              "git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub && "
+              f"git -c core.hooksPath=/dev/null commit -qm sub && {EDIT} && {WAIT}")
+    h = run_hostile(tmp_path, [script], backend)
+    assert h.record["cleave"]["fired"]
+    assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]  # a gitlink the check cannot vouch for
+    _host_steps_after(tmp_path, h, pwn)
+    assert_held(h, pwn, commits=False)
+
+
+def test_removing_the_kill_s_lock_files_follows_no_link(tmp_path, backend):
+    """The host removes git lock files a kill left, in the sandbox's .git only: a .git turned into
+    a link to a host directory loses no file there, and a directory named like a lock is no crash."""
+    decoy = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="specsnap-decoy-"))
+    (decoy / "kept.lock").write_text("a host file\n")
+    try:
+        h = run_hostile(tmp_path, [f"mkdir .git/odd.lock && mv .git .git.real && ln -s {decoy} .git && {EDIT} && {WAIT}"],
+                        backend)
+        assert (decoy / "kept.lock").read_text() == "a host file\n"
+        assert h.record["cleave"]["fired"] and h.record["cleave"]["integrity"]["ok"] is False
+    finally:
+        shutil.rmtree(decoy, ignore_errors=True)
+
+
+REFS_GIT_READS = {
+    "uppercase_loose_ref": f"{STAGE} && echo $c | tr a-f A-F > .git/refs/heads/shout",
+    "ref_beyond_path_max": (f"{STAGE} && d=.git/refs/heads && for i in $(seq 1 17); do d=$d/$(printf 'x%.0s' $(seq 1 220)); "
+                            "done && mkdir -p $d && echo $c > $d/deep"),
+    "replaced_blob": ("b=$(git rev-parse HEAD:ledger/accounts.py) && cp ledger/accounts.py $HOME/a.py && "
+                      "printf '\\n# edited\\n' >> $HOME/a.py && n=$(git hash-object -w $HOME/a.py) && "
+                      "git -c core.hooksPath=/dev/null replace $b $n"),
+    "forged_loose_object": ("b=$(git rev-parse HEAD:ledger/accounts.py) && o=.git/objects/$(echo $b | cut -c1-2)/$(echo $b | cut -c3-) && "
+                            "python3 -c \"import sys,zlib; d=open('ledger/accounts.py','rb').read()+b'# edited\\n'; "
+                            "sys.stdout.buffer.write(zlib.compress(b'blob %d\\0' % len(d) + d))\" > $HOME/o && "
+                            "rm -f $o && cp $HOME/o $o"),
+    "object_format": "git config core.repositoryformatversion 1 && git config extensions.objectFormat sha256",
+    "alternates_outside": f"{STAGE} && mkdir -p .git/objects/info && echo $HOME/elsewhere >> .git/objects/info/alternates",
+}
+
+
+@pytest.mark.parametrize("how", sorted(REFS_GIT_READS))
+def test_refs_and_objects_git_reads_are_all_vouched_for(tmp_path, backend, how):
+    """Ways to make a commit (or a changed file in an old commit) visible to the next session's git
+    that a scan of lowercase ids under short paths would miss: each makes the trial invalid."""
+    h = run_hostile(tmp_path, [f"{REFS_GIT_READS[how]} && {OTHER} && {WAIT}"], backend)
+    assert h.record["cleave"]["fired"]
+    assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
+
+
+def test_a_write_through_a_hard_link_after_a_seen_edit_is_never_valid(tmp_path, backend):
+    """Under nth_py_edit:3: one normal edit of a file (seen), then writes to it through a hard link
+    under .git (no event for its path): the watcher never counts them; the end comparison must."""
+    script = ("ln ledger/accounts.py .git/h && printf '\\n# one\\n' >> ledger/accounts.py && sleep 1 && "
+              "for i in 2 3 4; do printf '\\n# more\\n' >> .git/h; done && sleep 1 && exit 0")
+    h = run_hostile(tmp_path, [script], backend, cleave=["nth_py_edit:3"])
+    assert h.record["cleave"]["integrity"]["ok"] is False, h.record["cleave"]
+
+
+def test_tier_1_allows_only_the_commit_that_armed_it_and_never_the_cleaved_edit(tmp_path, backend):
+    """Under first_py_edit_after_commit: a commit made by plumbing on a side branch (it arms the
+    rule) that already holds the edit, then the same edit written to the tree (the cleave fires
+    on it): the commit carries the cleaved edit, so the trial is invalid."""
+    script = (f"{STAGE} && git -c core.hooksPath=/dev/null update-ref refs/heads/side $c && sleep 1 && "
+              f"printf 'SNEAK = 1\\n' > ledger/sneak.py && {WAIT}")
+    h = run_hostile(tmp_path, [script], backend, cleave=["first_py_edit_after_commit"])
+    cleave = h.record["cleave"]
+    assert cleave["fired"] and cleave["path"] == "ledger/sneak.py", cleave
+    assert cleave["integrity"]["ok"] is False, cleave
+
+
+def test_two_files_written_within_the_grace_are_two_edits(tmp_path, backend):
+    """a.py then b.py within half a second are two completed edits, not three (a grace timer of the
+    first must not count it again after the second)."""
+    script = "printf 'A = 1\\n' > ledger/a.py && printf 'B = 1\\n' > ledger/b.py && sleep 2 && exit 0"
+    h = run_hostile(tmp_path, [script], backend, cleave=["nth_py_edit:3"])
+    assert h.record["cleave"]["fired"] is False, h.record["cleave"]
+    assert h.record["cleave"]["integrity"]["ok"] is True, h.record["cleave"]

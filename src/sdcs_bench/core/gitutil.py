@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import tempfile
@@ -34,10 +35,13 @@ from sdcs_bench.core import safefs
 AGENT_IDENTITY = {"user.name": "SpecSnap Agent", "user.email": "agent@specsnap.invalid"}
 DATES = {"GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000"}
 TIMEOUT_S = 120  # a host-side git call on a sandbox that takes longer is treated as a failure
-HEX40 = re.compile(rb"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])")
+# git reads an object id in either case (a ref file written by hand in capitals names a commit too)
+HEX40 = re.compile(rb"(?<![0-9a-fA-F])[0-9a-fA-F]{40}(?![0-9a-fA-F])")
+OID = re.compile(r"[0-9a-fA-F]{40}")
 
-# The view's whole configuration: nothing in it names a program, and the caches a forged file
-# could make lie (commit-graph, multi-pack-index) are not read.
+# The view's whole configuration: nothing in it names a program, the caches a forged file could
+# make lie (commit-graph, multi-pack-index, bitmaps, reverse indexes) are not read, and nothing
+# recurses into a submodule (whose own configuration would be obeyed).
 VIEW_CONFIG = """[core]
 \trepositoryformatversion = 0
 \tbare = false
@@ -52,6 +56,17 @@ VIEW_CONFIG = """[core]
 \tattributesFile = /dev/null
 \texcludesFile = /dev/null
 \tsymlinks = true
+[pack]
+\treadReverseIndex = false
+\tuseBitmaps = false
+[diff]
+\tignoreSubmodules = all
+[status]
+\tsubmoduleSummary = false
+[submodule]
+\trecurse = false
+[fetch]
+\trecurseSubmodules = false
 [gc]
 \tauto = 0
 [maintenance]
@@ -84,12 +99,30 @@ def _base_env(home: str) -> dict[str, str]:
     }
 
 
+def run_git(args: list[str], *, cwd: Path, env: dict[str, str], input: bytes | None = None,
+            timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess:
+    """One git process: no terminal input (stdin is ``/dev/null`` unless ``input`` is given), in
+    a session of its own, and on timeout killed with everything it started."""
+    with subprocess.Popen(["git", *args], cwd=cwd, env=env, start_new_session=True, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL) as proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(["git", *args], proc.returncode, out, err)
+
+
 # -- repositories SpecSnap made itself (the scaffold, before any agent ran) -------------------------
 def git(repo: Path, *args: str, check: bool = True, input: bytes | None = None) -> str:
     """git in a repository no agent has touched yet (the scaffold's own): the user's and system's
     configuration are still left out, so every scaffold is the same everywhere."""
     env = _base_env(os.environ.get("HOME", "/nonexistent"))
-    proc = subprocess.run(["git", *args], cwd=repo, input=input, capture_output=True, env=env, timeout=TIMEOUT_S)
+    proc = run_git(list(args), cwd=repo, env=env, input=input)
     if check and proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.decode(errors='replace').strip()}")
     return proc.stdout.decode(errors="replace")
@@ -113,17 +146,27 @@ def checked_git_dir(repo: Path) -> Path:
     """``repo/.git``, refused unless it and its object store are real directories (not a link or a
     ``gitdir:`` file an agent put there to send host-side git elsewhere) and the object store holds
     only directories and regular files: git opens an object file without a timeout of its own, so
-    a FIFO planted as an object would hang it, and a link would send it out of the sandbox."""
+    a FIFO planted as an object would hang it, and a link would send it out of the sandbox. An
+    ``alternates`` file (objects read from another store, which git follows from the view too) is
+    refused as well."""
     for rel in (".git", ".git/objects"):
         try:
             with safefs.open_dir(repo, rel):
                 pass
         except OSError as exc:
             raise GitError(f"{repo}: {rel} is not a directory of the sandbox ({exc.strerror or exc})") from None
-    for rel, st in safefs.walk(repo / ".git" / "objects"):
+    errors: list[str] = []
+    for rel, st in safefs.walk(repo, rel=".git/objects", errors=errors):
         if not stat.S_ISREG(st.st_mode):
             raise GitError(f"{repo}: .git/objects/{rel} is not a regular file (a link, FIFO or device)")
+        if rel in ALTERNATES:
+            raise GitError(f"{repo}: .git/objects/{rel} sends git to another object store")
+    if errors:
+        raise GitError(f"{repo}: .git/objects cannot be read whole ({errors[0]})")
     return repo / ".git"
+
+
+ALTERNATES = ("info/alternates", "info/http-alternates")
 
 
 def _ref_value(repo: Path, name: str, depth: int = 0) -> str | None:
@@ -135,13 +178,31 @@ def _ref_value(repo: Path, name: str, depth: int = 0) -> str | None:
         text = data.decode(errors="replace").strip()
         if text.startswith("ref:"):
             return _ref_value(repo, text[4:].strip(), depth + 1)
-        return text if re.fullmatch(r"[0-9a-f]{40}", text) else None
+        return text.lower() if OID.fullmatch(text) else None
+    return _packed_refs(repo).get(name)
+
+
+def _packed_refs(repo: Path) -> dict[str, str]:
+    refs = {}
     packed = safefs.read_file(repo, ".git/packed-refs") or b""
     for line in packed.decode(errors="replace").splitlines():
         parts = line.split()
-        if len(parts) == 2 and parts[1] == name and re.fullmatch(r"[0-9a-f]{40}", parts[0]):
-            return parts[0]
-    return None
+        if len(parts) == 2 and OID.fullmatch(parts[0]):
+            refs.setdefault(parts[1], parts[0].lower())
+    return refs
+
+
+def refs(repo: Path, prefix: str = "refs/", errors: list[str] | None = None) -> dict[str, str]:
+    """name -> object id of every ref under ``prefix`` (loose files under ``.git/refs``, then
+    ``packed-refs`` for names no loose file holds), read by hand; a loose file that names no id is
+    left out (``errors`` gets the directories that could not be read)."""
+    found = {name: oid for name, oid in _packed_refs(repo).items() if name.startswith(prefix)}
+    for rel, st in safefs.walk(repo, rel=f".git/{prefix.rstrip('/')}", errors=errors):
+        if stat.S_ISREG(st.st_mode):
+            value = _ref_value(repo, f"{prefix}{rel}")
+            if value is not None:
+                found[f"{prefix}{rel}"] = value
+    return found
 
 
 def head(repo: Path) -> str:
@@ -167,12 +228,15 @@ REDIRECTS = ("commondir", "gitdir")
 def ref_tips(repo: Path) -> tuple[set[str], list[str]]:
     """Every object id written anywhere in the sandbox's ``.git`` outside its object store: loose
     refs, ``packed-refs``, reflogs, stashes, HEADs of worktrees, pseudo-refs, and refs an agent
-    wrote by hand in any file at all. Returns the ids and the problems met (files too large to
-    read, links, a ``commondir`` that sends git elsewhere), which a check must treat as failing."""
+    wrote by hand in any file at all, in either case. Returns the ids and the problems met (files
+    too large to read, links, directories that cannot be walked, a ``commondir`` that sends git
+    elsewhere, a repository format or extension that makes git read refs or objects otherwise),
+    which a check must treat as failing."""
     checked_git_dir(repo)
     tips: set[str] = set()
-    problems: list[str] = []
-    for rel, st in safefs.walk(repo / ".git", top_skip={"objects"}):
+    problems: list[str] = repository_format_problems(repo)
+    walk_errors: list[str] = []
+    for rel, st in safefs.walk(repo, rel=".git", top_skip={"objects"}, errors=walk_errors):
         if not stat.S_ISREG(st.st_mode):
             # git follows a link (a ref that is a link to a file in the working tree), and nothing
             # SpecSnap or git writes there is one: whatever it points at, the check cannot vouch.
@@ -188,8 +252,39 @@ def ref_tips(repo: Path) -> tuple[set[str], list[str]]:
             problems.append(f".git/{rel}: {exc.strerror}")
             continue
         if data:
-            tips |= {m.decode() for m in HEX40.findall(data)}
+            tips |= {m.decode().lower() for m in HEX40.findall(data)}
+    problems += [f".git/{e} could not be read" for e in walk_errors]
     return tips, problems
+
+
+def repository_format_problems(repo: Path) -> list[str]:
+    """What in the repository's configuration makes git read it differently from the format
+    SpecSnap made (``repositoryformatversion`` other than 0, any ``extensions.*``: another object
+    format, reftable refs, a worktree configuration), or a ``reftable`` directory; read by git's
+    own parser from a copy of the file (nothing in it runs, includes are not followed)."""
+    problems = []
+    if os.path.lexists(repo / ".git" / "reftable"):
+        problems.append(".git/reftable: refs stored in a format SpecSnap does not read")
+    try:
+        data = safefs.read_file(repo, ".git/config", limit=1 << 20)
+    except safefs.Unsafe as exc:
+        return problems + [f".git/config: {exc.strerror}"]
+    if data is None:
+        return problems
+    with tempfile.NamedTemporaryFile(prefix="specsnap-config-") as tmp:
+        tmp.write(data)
+        tmp.flush()
+        proc = run_git(["config", "--file", tmp.name, "--no-includes", "--list"], cwd=Path("/"),
+                       env=_base_env("/nonexistent"))
+    if proc.returncode != 0:
+        return problems + [f".git/config cannot be parsed: {proc.stderr.decode(errors='replace').strip()[:300]}"]
+    for line in proc.stdout.decode(errors="replace").splitlines():
+        key, _, value = line.partition("=")
+        if key == "core.repositoryformatversion" and value.strip() not in ("0", ""):
+            problems.append(f".git/config sets core.repositoryformatversion = {value.strip()}")
+        elif key.startswith("extensions."):
+            problems.append(f".git/config sets {key} (git would read the repository otherwise)")
+    return problems
 
 
 # -- the view ---------------------------------------------------------------------------------------
@@ -236,8 +331,7 @@ class RepoView:
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         data = input.encode() if isinstance(input, str) else input
         try:
-            proc = subprocess.run(["git", *args], cwd=self.repo, input=data, capture_output=True, env=self.env(env),
-                                  timeout=TIMEOUT_S)
+            proc = run_git(list(args), cwd=self.repo, env=self.env(env), input=data)
         except subprocess.TimeoutExpired:
             raise GitError(f"git {' '.join(args[:2])} on {self.repo} took longer than {TIMEOUT_S} s") from None
         if check and proc.returncode != 0:
@@ -255,7 +349,7 @@ class RepoView:
 
     def changed_paths(self, since: str) -> list[str]:
         """Every path that differs from commit ``since``: committed, staged, unstaged or untracked."""
-        out = self.out("diff", "--name-only", "--no-renames", "-z", since)
+        out = self.out("diff", "--name-only", "--no-renames", "--ignore-submodules=all", "-z", since)
         return sorted(set(p for p in out.split("\0") if p) | set(self.untracked()))
 
     def working_diff(self) -> str:
@@ -263,7 +357,7 @@ class RepoView:
         (regular files and links only: a FIFO or device the agent left is named, not read)."""
         if self.head is None:
             return ""
-        parts = [self.out("diff", "--binary", "--no-ext-diff", "--no-textconv", "HEAD")]
+        parts = [self.out("diff", "--binary", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all", "HEAD")]
         for path in self.untracked():
             try:
                 st = os.lstat(self.repo / path)
@@ -296,15 +390,26 @@ class RepoView:
         out = self.out("rev-list", "--stdin", input="".join(f"{i}\n" for i in starts))
         return set(out.split())
 
-    def commit_changes(self, commits: Iterable[str]) -> dict[str, list[tuple[str, str | None]]]:
-        """For each commit, the paths it changes and each path's blob after it (None: deleted); a
-        merge lists the paths that differ from every parent, a root commit all its paths."""
+    def fsck(self) -> str | None:
+        """git's own full check of every object the sandbox holds (loose and packed, content against
+        id, the links between them): what it reports, or None when all is well. An object file
+        the agent rewrote (the id of one blob, the bytes of another) is caught here."""
+        proc = self.run("fsck", "--full", "--strict", "--no-dangling", "--no-progress", "--no-reflogs", check=False)
+        if proc.returncode == 0:
+            return None
+        said = (proc.stderr + proc.stdout).decode(errors="replace").strip()
+        return said[:500] or f"git fsck exit {proc.returncode}"
+
+    def commit_changes(self, commits: Iterable[str]) -> dict[str, list[tuple[str, str | None, str]]]:
+        """For each commit, the paths it changes with each path's blob and mode after it (None and
+        ``000000``: deleted; ``160000``: a submodule's commit); a merge lists the paths that differ
+        from every parent, a root commit all its paths."""
         commits = sorted(commits)
         if not commits:
             return {}
         out = self.run("diff-tree", "--stdin", "-r", "--root", "-c", "--raw", "-z", "--no-renames", "--no-abbrev",
                        input="".join(f"{c}\n" for c in commits)).stdout
-        changes: dict[str, list[tuple[str, str | None]]] = {c: [] for c in commits}
+        changes: dict[str, list[tuple[str, str | None, str]]] = {c: [] for c in commits}
         current = None
         tokens = out.split(b"\0")
         i = 0
@@ -316,8 +421,9 @@ class RepoView:
                 # n parents: n + 1 modes, then n + 1 object ids (each parent's, then the result's)
                 n_parents = len(tok) - len(tok.lstrip(b":"))
                 blob = fields[2 * n_parents + 1].decode() if len(fields) > 2 * n_parents + 1 else "0" * 40
+                mode = fields[n_parents].decode() if len(fields) > n_parents else "000000"
                 if current is not None:
-                    changes[current].append((path, None if set(blob) == {"0"} else blob))
+                    changes[current].append((path, None if set(blob) == {"0"} else blob, mode))
                 i += 2
                 continue
             if tok:

@@ -155,27 +155,40 @@ def read_file(root: Path, rel: str, limit: int = READ_LIMIT) -> bytes | None:
         return None
 
 
-def walk(root: Path, skip_dirs: frozenset[str] | set[str] = frozenset(), top_skip: frozenset[str] | set[str] = frozenset()
-         ) -> Iterator[tuple[str, os.stat_result]]:
-    """``(relative path, lstat)`` of every entry under ``root`` that is not a directory (regular
+def walk(root: Path, skip_dirs: frozenset[str] | set[str] = frozenset(), top_skip: frozenset[str] | set[str] = frozenset(),
+         rel: str = "", errors: list[str] | None = None) -> Iterator[tuple[str, os.stat_result]]:
+    """``(relative path, lstat)`` of every entry under ``root/rel`` that is not a directory (regular
     files, links, anything else), never descending into a link. ``skip_dirs`` are directory names
-    left out at any depth, ``top_skip`` names left out at the top only (``.git``)."""
-    stack = [""]
+    left out at any depth, ``top_skip`` names left out at the top only (``.git``).
+
+    Each directory is reached from ``root`` one component at a time with ``O_NOFOLLOW`` and listed
+    through its descriptor: no path is ever longer than one name (a tree deeper than ``PATH_MAX`` is
+    walked whole), and a directory swapped for a link mid-walk is not followed. A directory that
+    cannot be opened or listed is skipped; with ``errors`` given, its path and the reason are added
+    there (a check that must see everything treats that as failing)."""
+    stack = [str(PurePosixPath(rel)) if rel not in ("", ".") else ""]
+    base = stack[0]
     while stack:
-        rel = stack.pop()
+        here = stack.pop()
         try:
-            entries = list(os.scandir(root / rel if rel else root))
-        except OSError:
+            with open_dir(root, here) as fd:
+                entries = []
+                with os.scandir(fd) as it:
+                    for entry in it:
+                        try:
+                            entries.append((entry.name, entry.stat(follow_symlinks=False)))
+                        except OSError:
+                            continue
+        except OSError as exc:
+            if errors is not None and not (here == base and isinstance(exc, FileNotFoundError)):
+                errors.append(f"{here or '.'}: {exc.strerror or exc}")
             continue
-        for entry in entries:
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
+        inner = here[len(base):].lstrip("/") if base else here
+        for name, st in entries:
+            path = f"{inner}/{name}" if inner else name
             if stat.S_ISDIR(st.st_mode):
-                if entry.name in skip_dirs or (not rel and entry.name in top_skip):
+                if name in skip_dirs or (not inner and name in top_skip):
                     continue
-                stack.append(path)
+                stack.append(f"{here}/{name}" if here else name)
             else:
                 yield path, st

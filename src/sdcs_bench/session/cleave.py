@@ -25,6 +25,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from sdcs_bench.core import safefs
-from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips
+from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips, refs
 from sdcs_bench.sandbox.base import kill_group
 from sdcs_bench.sandbox.guard import qualifies
 from sdcs_bench.sandbox.guard_install import set_guard, write_cleave_spec
@@ -54,17 +55,31 @@ def _group_alive(pgid: int) -> bool:
 
 def branch_refs(repo: Path) -> dict[str, str]:
     """name -> commit of every branch, read from the ref files by hand (loose and packed)."""
-    refs: dict[str, str] = {}
-    packed = safefs.read_file(repo, ".git/packed-refs") or b""
-    for line in packed.decode(errors="replace").splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].startswith("refs/heads/"):
-            refs[parts[1]] = parts[0]
-    for rel, _ in safefs.walk(repo / ".git" / "refs" / "heads") if (repo / ".git" / "refs" / "heads").is_dir() else []:
-        data = safefs.read_file(repo, f".git/refs/heads/{rel}", limit=1 << 16)
-        if data is not None:
-            refs[f"refs/heads/{rel}"] = data.decode(errors="replace").strip()
-    return refs
+    return refs(repo, "refs/heads/")
+
+
+class _Write:
+    """One write of one file the watcher is waiting on: ``open`` (its grace timer runs), ``done``
+    (completed by a close or move before the timer), ``graced`` (counted when the timer ran out
+    while the writer still held it open: its close is the same edit, not another)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self) -> None:
+        self.state = "open"
+
+
+@dataclass
+class Watched:
+    """What the watcher saw during one session, for the integrity check after it."""
+
+    seen: set[str] = field(default_factory=set)  # qualifying paths any event named
+    seen_dirs: set[str] = field(default_factory=set)  # directories moved or deleted as a whole
+    edits: list[tuple[str, str | None]] = field(default_factory=list)  # (path, blob) of each counted edit
+    errors: list[str] = field(default_factory=list)  # what made the watcher fail closed
+    last_seen: dict[str, str | None] = field(default_factory=dict)  # path -> its content at its last event
+    linked: set[str] = field(default_factory=set)  # qualifying files seen with more than one hard link
+    known_at_arming: set[str] | None = None  # tier 1: the commits reachable when the rule armed
 
 
 class _Handler(FileSystemEventHandler):
@@ -119,7 +134,10 @@ class CleaveController:
         self._edits: list[tuple[str, str | None]] = []  # (path, blob) of each counted edit, in order
         self.seen: set[str] = set()  # qualifying paths any event named (written, moved, deleted)
         self.seen_dirs: set[str] = set()  # directories moved or deleted as a whole
-        self._pending: set[str] = set()  # files with a grace timer running
+        self.last_seen: dict[str, str | None] = {}  # qualifying path -> its content when last named
+        self.linked: set[str] = set()  # qualifying files seen with another hard link to them
+        self.known_at_arming: set[str] | None = None  # (tier 1) commits reachable when it armed
+        self._pending: dict[str, _Write] = {}  # files whose write is under way
         self._via_directory: set[str] = set()  # files counted with their directory's move
         self._armed_by_commit = rule.kind != "first_py_edit_after_commit"
         self._start_branches: dict[str, str] = {}
@@ -195,9 +213,21 @@ class CleaveController:
             return False
 
     def _saw(self, rel: str | None) -> None:
-        if rel is not None and rel.endswith(".py"):
-            with self._lock:
-                self.seen.add(rel)
+        """Note a qualifying path an event named, with its content now and whether another hard
+        link reaches it: a write through that link names no path of the tree, so the end of the
+        session compares each file with what the watcher last saw of it."""
+        if rel is None or not rel.endswith(".py"):
+            return
+        content = _content(self.workdir, rel)
+        try:
+            linked = os.lstat(self.workdir / rel).st_nlink > 1
+        except OSError:
+            linked = False
+        with self._lock:
+            self.seen.add(rel)
+            self.last_seen[rel] = content
+            if linked:
+                self.linked.add(rel)
 
     def _directory_event(self, kind: str, src: str | None, dest: str | None) -> None:
         if kind in ("moved", "deleted"):
@@ -206,7 +236,7 @@ class CleaveController:
         if kind == "moved" and dest:
             # A directory renamed or moved in: each qualifying file in it is an edit, complete at
             # once (in path order, so the record names the same file every time).
-            for rel in sorted(r for r, _ in safefs.walk(self.workdir / dest)):
+            for rel in sorted(r for r, _ in safefs.walk(self.workdir, rel=dest)):
                 with self._lock:
                     self._via_directory.add(f"{dest}/{rel}")
                 self._saw(f"{dest}/{rel}")
@@ -220,22 +250,39 @@ class CleaveController:
         if kind in ("created", "modified"):
             # The write is under way: wait for it to complete (close or move), so the edit left on
             # disk is whole; a writer that keeps the file open is stopped after a short grace
-            # (one timer per file, however many chunks the write arrives in).
+            # (one timer per write, however many chunks it arrives in).
             with self._lock:
-                if rel in self._pending:
+                write = self._pending.get(rel)
+                if write is not None and write.state in ("open", "graced"):
                     return
-                self._pending.add(rel)
-            timer = threading.Timer(OPEN_WRITE_GRACE_S, self._guarded, (self._edit_completed, rel, "grace"))
+                write = self._pending[rel] = _Write()
+            timer = threading.Timer(OPEN_WRITE_GRACE_S, self._guarded, (self._grace_ran_out, rel, write))
             timer.daemon = True
             timer.start()
             return
+        with self._lock:
+            write = self._pending.pop(rel, None)
+            if write is not None and write.state == "graced":
+                return  # the close of a write already counted when its grace ran out
+            if write is not None:
+                write.state = "done"  # its timer, when it runs, finds it done
         self._edit_completed(rel, kind)
+
+    def _grace_ran_out(self, rel: str, write: _Write) -> None:
+        with self._lock:
+            if self._pending.get(rel) is not write or write.state != "open":
+                return
+            write.state = "graced"
+        self._edit_completed(rel, "grace")
 
     def _armed(self) -> bool:
         """Whether writes count: always, except under tier 1's rule before the agent's first commit
         (a branch that moved since the session began, read from the ref files)."""
-        if not self._armed_by_commit:
-            self._armed_by_commit = branch_refs(self.workdir) != self._start_branches
+        if not self._armed_by_commit and branch_refs(self.workdir) != self._start_branches:
+            # What the agent committed before the rule armed is the baseline it may keep; the
+            # integrity check allows no later commit (nor one that holds the cleaved edit).
+            self.known_at_arming = known_commits(self.workdir)
+            self._armed_by_commit = True
         return self._armed_by_commit
 
     def _guarded(self, fn: Callable, *args) -> None:
@@ -247,16 +294,10 @@ class CleaveController:
     def _edit_completed(self, rel: str, how: str) -> None:
         content = _content(self.workdir, rel)
         if self.rule.kind == "first_py_edit_after_commit" and content is not None and content == _in_head(self.workdir, rel):
-            with self._lock:
-                self._pending.discard(rel)
             return  # a late event of a write the arming commit already holds: not an edit after it
         with self._lock:
             if self.fired.is_set():
                 return
-            if how == "grace":
-                self._pending.discard(rel)
-                if self._edits and self._edits[-1][0] == rel:
-                    return  # this write already completed and was counted
             self._edits.append((rel, content))
             needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
             if len(self._edits) < needed:
@@ -323,7 +364,7 @@ class CleaveController:
         deadline = time.monotonic() + OPEN_WRITE_GRACE_S + 0.5
         while not self.fired.is_set() and time.monotonic() < deadline:
             with self._lock:
-                if not self._pending:
+                if not any(w.state == "open" for w in self._pending.values()):
                     return
             self.fired.wait(0.01)
 
@@ -445,6 +486,13 @@ class CleaveController:
         with self._lock:
             return list(self._edits)
 
+    def watched(self) -> Watched:
+        """What the watcher saw, for :func:`session_integrity` (call once the session ended)."""
+        with self._lock:
+            return Watched(seen=set(self.seen), seen_dirs=set(self.seen_dirs), edits=list(self._edits),
+                           errors=list(self.errors), last_seen=dict(self.last_seen), linked=set(self.linked),
+                           known_at_arming=None if self.known_at_arming is None else set(self.known_at_arming))
+
 
 def _empty(path: Path) -> bool:
     try:
@@ -480,14 +528,17 @@ def _in_head(repo: Path, rel: str) -> str | None:
 
 
 # -- after the session ------------------------------------------------------------------------------
-def qualifying_state(repo: Path, exempt: Iterable[str]) -> dict[str, str]:
-    """path -> blob id of every qualifying file in the working tree (links as git stores them)."""
+def qualifying_state(repo: Path, exempt: Iterable[str], linked: set[str] | None = None) -> dict[str, str]:
+    """path -> blob id of every qualifying file in the working tree (links as git stores them);
+    ``linked``, when given, gets the files that have another hard link (anywhere)."""
     exempt = list(exempt)
     state = {}
-    for rel, _ in safefs.walk(repo, skip_dirs={"__pycache__"}, top_skip={".git"}):
+    for rel, st in safefs.walk(repo, skip_dirs={"__pycache__"}, top_skip={".git"}):
         if qualifies(rel, exempt):
             blob = _content(repo, rel)
             state[rel] = blob if blob is not None else "unreadable"
+            if linked is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                linked.add(rel)
     return state
 
 
@@ -504,45 +555,73 @@ def known_commits(repo: Path) -> set[str]:
 
 
 def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cleave: dict[str, Any],
-                      commits_before: set[str], before: dict[str, str], after: dict[str, str],
-                      seen: set[str], seen_dirs: set[str], edits: list[tuple[str, str | None]],
-                      errors: list[str], guard: dict[str, Any] | None = None) -> dict[str, Any]:
+                      commits_before: set[str], before: dict[str, str], after: dict[str, str], watched: Watched,
+                      linked_after: set[str] | None = None, guard: dict[str, Any] | None = None) -> dict[str, Any]:
     """The integrity check of one session under an active rule, made once the agent's processes are
     gone. Defined on content, independent of every layer that should have prevented a violation:
 
     - every commit reachable after the session (any ref, reflog, stash, or a ref file written by
-      hand) that was not reachable before is checked against what the rule allows: under
-      ``first_py_edit`` no change to a qualifying path at all; under tier 1's rule one commit on
-      top of the earlier history (the baseline that arms it) and nothing after; under
-      ``nth_py_edit:N`` only contents the watcher saw written before the N-th edit;
+      hand, in either case) that was not reachable before is checked against what the rule allows:
+      under ``first_py_edit`` no change to a qualifying path at all; under tier 1's rule only the
+      baseline commit(s) made before it armed, on top of the earlier history, and none holding
+      the cleaved edit; under ``nth_py_edit:N`` only contents the watcher saw written before the
+      N-th edit; no new commit may hold a submodule (gitlink) entry;
+    - git reads the repository as SpecSnap made it: every object's content matches its id (``git
+      fsck``), no replace ref, every ref names a commit or a tag, no extension or other format;
     - every qualifying file whose content differs from the start must have been seen by the
-      watcher (an edit through a hard link, or lost events, is not);
+      watcher, and must end as the watcher last saw it (a write through a hard link, or lost
+      events, names no path); no qualifying file may have another hard link;
     - the watcher must not have failed, and the guard must have been verified before the session.
 
     ``ok`` false makes the trial invalid."""
     exempt = list(exempt)
     problems: list[str] = []
     committed: list[dict[str, str]] = []
+    parents: dict[str, list[str]] = {}
     try:
         tips, unreadable = ref_tips(repo)
         problems += [f"a file in .git the check cannot vouch for: {u}" for u in unreadable]
+        ref_errors: list[str] = []
+        named = refs(repo, errors=ref_errors)
+        problems += [f".git/{e} could not be read" for e in ref_errors]
+        replaced = sorted(n for n in named if n.startswith("refs/replace/"))
+        if replaced:
+            problems.append(f"replace refs make git show other objects in their place: {', '.join(replaced)}")
         with RepoView(repo, index=False) as view:
+            kinds = view.object_types(set(named.values()))
+            odd = sorted(n for n, oid in named.items() if kinds.get(oid) not in ("commit", "tag"))
+            if odd:
+                problems.append(f"refs that name no commit: {', '.join(f'{n} ({kinds.get(named[n])})' for n in odd)}")
+            said = view.fsck()
+            if said:
+                problems.append(f"git fsck finds the object store altered: {said}")
             new = sorted(view.reachable(tips) - commits_before)
             changes = view.commit_changes(new)
+            if rule.kind == "first_py_edit_after_commit":
+                parents = {c: view.out("rev-list", "--parents", "-n", "1", c).split()[1:] for c in new}
     except (GitError, OSError) as exc:
         problems.append(f"the repository could not be read after the session: {exc}")
         new, changes = [], {}
-    qualifying = {c: [(p, b) for p, b in ch if qualifies(p, exempt)] for c, ch in changes.items()}
+    gitlinks = sorted({p for ch in changes.values() for p, _, mode in ch if mode == "160000"})
+    if gitlinks:
+        problems.append(f"commits made in the session hold submodule entries (the check cannot vouch for what "
+                        f"they point to): {', '.join(gitlinks)}")
+    qualifying = {c: [(p, b) for p, b, _ in ch if qualifies(p, exempt)] for c, ch in changes.items()}
     carrying = [c for c in new if qualifying[c]]
+    cut = cleave.get("path")
+    forbidden = {(cut, cleave.get("edit_blob")), (cut, after.get(cut or ""))} if cut else set()
     if rule.kind == "first_py_edit_after_commit":
-        first = [c for c in carrying if _on_top_of(view_parents(repo, c), commits_before)]
-        allowed = set(first[:1])
+        allowed = {c for c in carrying
+                   if all(p in commits_before for p in parents.get(c, ["?"]))
+                   and (watched.known_at_arming is None or c in watched.known_at_arming)
+                   and not forbidden & set(qualifying[c])}
+        if watched.known_at_arming is None:
+            allowed = set(sorted(allowed)[:1])  # never armed in the watcher: one baseline commit at most
     elif rule.kind == "nth_py_edit" and rule.n > 1:
-        fired_at = len(edits) if not cleave.get("fired") else rule.n - 1
-        ok_content = set(edits[:fired_at])
-        forbidden = {(cleave.get("path"), cleave.get("edit_blob")), (cleave.get("path"), after.get(cleave.get("path") or ""))}
+        fired_at = len(watched.edits) if not cleave.get("fired") else rule.n - 1
+        ok_content = set(watched.edits[:fired_at])
         allowed = {c for c in carrying if all((p, b) in ok_content and (p, b) not in forbidden
-                                              or (b is None and p in seen) for p, b in qualifying[c])}
+                                              or (b is None and p in watched.seen) for p, b in qualifying[c])}
     else:
         allowed = set()
     for c in carrying:
@@ -551,38 +630,35 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
     bad_commits = sorted({x["commit"] for x in committed})
     if committed:
         paths = sorted({x["path"] for x in committed})
-        cut = cleave.get("path")
         if cut in paths:
             problems.append(f"the cleaved edit of {cut} was committed ({', '.join(c[:12] for c in bad_commits)})")
         else:
             problems.append(f"commits made while the rule {rule} forbade it change {', '.join(paths)} "
                             f"({', '.join(c[:12] for c in bad_commits)})")
-    unseen = sorted(p for p in set(before) | set(after)
-                    if before.get(p) != after.get(p) and p not in seen and not _under(p, seen_dirs))
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    unseen = [p for p in changed if p not in watched.seen and not _under(p, watched.seen_dirs)]
     if unseen:
         problems.append(f"qualifying edits the watcher never saw: {', '.join(unseen)}")
-    if errors:
-        problems.append(f"the watcher failed (the cleave fired on the error): {errors[0]}")
+    behind = [p for p in changed if p in watched.last_seen and watched.last_seen[p] != after.get(p)]
+    if behind:
+        problems.append(f"qualifying files changed after the watcher last saw them (written through another "
+                        f"link): {', '.join(behind)}")
+    linked = sorted(watched.linked | (linked_after or set()))
+    if linked:
+        problems.append(f"qualifying files with another hard link (writes through it name no path the watcher "
+                        f"sees): {', '.join(linked)}")
+    if watched.errors:
+        problems.append(f"the watcher failed (the cleave fired on the error): {watched.errors[0]}")
     if guard is not None and not guard.get("verified", True):
         problems.append(f"the git guard was not in force: {guard.get('problem', 'not verified')}")
     readable = not any(p.startswith("the repository could not be read") for p in problems)
     result: dict[str, Any] = {"ok": not problems, "edit_committed": bool(bad_commits) if readable else None,
-                              "commits": bad_commits, "new_commits": len(new), "unseen_edits": unseen}
-    if cleave.get("path"):
-        result["edit_blob"] = after.get(cleave["path"])
+                              "commits": bad_commits, "new_commits": len(new), "unseen_edits": unseen + behind}
+    if cut:
+        result["edit_blob"] = after.get(cut)
     if problems:
         result["problem"] = "; ".join(problems)
     return result
-
-
-def view_parents(repo: Path, commit: str) -> list[str]:
-    with RepoView(repo, index=False) as view:
-        out = view.out("rev-list", "--parents", "-n", "1", commit).split()
-    return out[1:]
-
-
-def _on_top_of(parents: list[str], known: set[str]) -> bool:
-    return all(p in known for p in parents)
 
 
 def _under(path: str, dirs: set[str]) -> bool:

@@ -57,12 +57,18 @@ def git_configuration(workdir: Path) -> dict[str, str]:
     :data:`GIT_CONFIG_FILES` and under :data:`GIT_CONFIG_DIRS`, and every ``.gitattributes`` of
     the working tree."""
     state = {}
-    for rel in GIT_CONFIG_FILES:
+    try:
+        git_dir = os.lstat(workdir / ".git")
+    except OSError:
+        git_dir = None
+    if git_dir is not None and not stat.S_ISDIR(git_dir.st_mode):
+        state[".git"] = _digest(workdir, ".git", git_dir)  # a link or a file: nothing under it is read
+    for rel in GIT_CONFIG_FILES if git_dir is not None and stat.S_ISDIR(git_dir.st_mode) else (".gitmodules",):
         try:
             state[rel] = _digest(workdir, rel, os.lstat(workdir / rel))
         except OSError:
             pass
-    for top in GIT_CONFIG_DIRS:
+    for top in GIT_CONFIG_DIRS if git_dir is not None and stat.S_ISDIR(git_dir.st_mode) else ():
         try:
             st = os.lstat(workdir / top)
         except OSError:
@@ -70,7 +76,7 @@ def git_configuration(workdir: Path) -> dict[str, str]:
         if not stat.S_ISDIR(st.st_mode):
             state[top] = _digest(workdir, top, st)
             continue
-        for rel, sub in safefs.walk(workdir / top):
+        for rel, sub in safefs.walk(workdir, rel=top):
             state[f"{top}/{rel}"] = _digest(workdir, f"{top}/{rel}", sub)
     for rel, st in safefs.walk(workdir, skip_dirs={"__pycache__"}, top_skip={".git"}):
         if rel.rsplit("/", 1)[-1] == ".gitattributes":

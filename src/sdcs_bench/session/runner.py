@@ -4,7 +4,9 @@ agent's process group under the cleave controller, and the session record."""
 from __future__ import annotations
 
 import os
+import posixpath
 import shutil
+import stat
 import subprocess
 import time
 from dataclasses import dataclass, replace
@@ -17,7 +19,8 @@ from sdcs_bench.trial.arms import Arm
 from sdcs_bench.session.cleave import CleaveController, known_commits, qualifying_state, session_integrity
 from sdcs_bench.sandbox.guard import exempt_patterns
 from sdcs_bench.sandbox.guard_install import install_guard, set_guard, verify_guard
-from sdcs_bench.core.gitutil import GitError, RepoView, head
+from sdcs_bench.core import safefs
+from sdcs_bench.core.gitutil import GitError, RepoView, checked_git_dir, head
 from sdcs_bench.sandbox.leakcheck import leak_check
 from sdcs_bench.session.memory_files import git_configuration, repo_memory_changes, repo_state, state_changes
 from sdcs_bench.core.errors import SpecSnapError
@@ -308,10 +311,11 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_be
             record["diff"] = ""
             record["diff_problem"] = f"the working tree could not be diffed: {exc}"
     if rule.active:
+        linked: set[str] = set()
+        after = qualifying_state(ctx.workdir, exempt, linked)
         integrity = session_integrity(
             ctx.workdir, rule=rule, exempt=exempt, cleave=record, commits_before=commits_before,
-            before=qualifying_before, after=qualifying_state(ctx.workdir, exempt), seen=controller.seen,
-            seen_dirs=controller.seen_dirs, edits=controller.edits, errors=controller.errors, guard=guard)
+            before=qualifying_before, after=after, watched=controller.watched(), linked_after=linked, guard=guard)
         record["integrity"] = integrity
         if record["fired"]:
             record["edit_uncommitted"] = integrity["edit_committed"] is False
@@ -326,8 +330,21 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_be
 
 
 def _remove_stale_git_locks(workdir: Path) -> list[str]:
+    """Remove the regular files named ``*.lock`` under the sandbox's own ``.git`` (never through a
+    link: a ``.git`` that is not a real directory is left alone, and the integrity check reports it)."""
+    try:
+        checked_git_dir(workdir)
+    except GitError:
+        return []
     removed = []
-    for lock in sorted((workdir / ".git").rglob("*.lock")):
-        lock.unlink(missing_ok=True)
-        removed.append(lock.relative_to(workdir).as_posix())
+    for rel, st in sorted(safefs.walk(workdir, rel=".git")):
+        if not rel.endswith(".lock") or not stat.S_ISREG(st.st_mode):
+            continue
+        parent, name = posixpath.split(f".git/{rel}")
+        try:
+            with safefs.open_dir(workdir, parent) as fd:
+                os.unlink(name, dir_fd=fd)
+        except OSError:
+            continue
+        removed.append(f".git/{rel}")
     return removed
