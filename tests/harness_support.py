@@ -51,14 +51,20 @@ def scaffold_tier2(dest: Path, arm_name: str = "AGENTS_MD_Only") -> Path:
 
 
 def run_replay_session(agent: str | dict[str, Any], workdir: Path, stage_dir: Path, index: int = 1,
-                       arm_name: str = "AGENTS_MD_Only", timeout_s: float = 300) -> SessionRun:
-    """Run session ``index`` of tier_2's schedule in an existing sandbox with the (replay) agent."""
+                       arm_name: str = "AGENTS_MD_Only", timeout_s: float = 300, cleave: str | None = None) -> SessionRun:
+    """Run session ``index`` of tier_2's schedule in an existing sandbox with the (replay) agent
+    (under another cleave rule than the schedule's, when ``cleave`` is given)."""
+    from dataclasses import replace
+
+    from sdcs_bench.trial.workload import CleaveRule
+
     cfg = agent_cfg(agent) if isinstance(agent, str) else agent
     workload = load_workload("tier_2")
     schedule = effective_schedule(workload, config.entity("variant", "none"))
+    session = schedule[index - 1] if cleave is None else replace(schedule[index - 1], cleave=CleaveRule.parse(cleave))
     start = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workdir, capture_output=True, text=True).stdout.strip()
     record = run_session(
-        trial_id=f"test-{cfg['name']}", index=index, session=schedule[index - 1], workload=workload,
+        trial_id=f"test-{cfg['name']}", index=index, session=session, workload=workload,
         arm=Arm.from_config(config.entity("arm", arm_name)), agent_cfg=cfg, workdir=workdir, stage_dir=stage_dir,
         backend=make_backend("bwrap"), timeout_s=timeout_s,
     )

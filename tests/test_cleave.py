@@ -144,7 +144,7 @@ def test_cleave_rule_parsing():
     assert not CleaveRule.parse("none").active
     with pytest.raises(Exception, match="valid choices"):
         CleaveRule.parse("after_lunch")
-    with pytest.raises(Exception, match="positive count"):
+    with pytest.raises(Exception, match="positive whole number"):
         CleaveRule.parse("nth_py_edit:0")
 
 

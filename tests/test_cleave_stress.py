@@ -72,8 +72,18 @@ def _run_many(tmp_path: Path, cases: list[tuple[str, str, str | None]], n: int, 
         landed = subprocess.run(["git", "rev-list", f"{start}..HEAD"], cwd=work, capture_output=True,
                                 text=True).stdout.split()
         problems = []
+        metered = rule is not None and CleaveRule.parse(rule).metered
         if not cleave["fired"]:
             problems.append("the cleave never fired")
+        elif metered:
+            # A token or turn cut: no edit is cut, but nothing may land after the call that reached
+            # it. The oracle's metered steps are its read, then one patch and commit each; the step
+            # that reached the cut is never performed. A replay agent's reply after the cut: nothing.
+            if not cleave["integrity"]["ok"]:
+                problems.append(f"integrity: {cleave['integrity']}")
+            want = cleave["at_turns"] - 2 if agent.startswith("ref_") else 0
+            if len(landed) != want:
+                problems.append(f"{len(landed)} commit(s) landed, exactly {want} should have")
         elif not cleave["integrity"]["ok"] or not cleave["edit_uncommitted"]:
             problems.append(f"integrity: {cleave['integrity']}")
         elif not subprocess.run(["git", "status", "--porcelain", "--", cleave["path"]], cwd=work,
@@ -82,7 +92,7 @@ def _run_many(tmp_path: Path, cases: list[tuple[str, str, str | None]], n: int, 
         # first_py_edit on tier_2: nothing may land; tier 1's baseline commit and the first commit
         # under nth_py_edit:2 may (each carries only writes made before the cleaving one).
         allowed = 0 if (wid, rule) == ("tier_2", None) else 1
-        if len(landed) > allowed:
+        if not metered and len(landed) > allowed:
             problems.append(f"{len(landed)} commit(s) landed, at most {allowed} may")
         if problems:
             failures.append(f"session {i} ({agent}, {wid}, {rule}): {'; '.join(problems)}")
@@ -100,6 +110,8 @@ def test_reference_policies_never_commit_a_cleaved_edit_under_load(tmp_path, loa
         ("ref_verbatim_notes", "tier_2", None),
         ("ref_oracle", "tier_2", "nth_py_edit:2"),  # the first commit lands; the hook asks the watcher
         ("ref_oracle", "tier_1", None),  # first_py_edit_after_commit: the baseline commit arms it
+        ("ref_oracle", "tier_2", "after_turns:3"),  # the meter's third call: one patch committed, then the cut
+        ("ref_oracle", "tier_2", "after_tokens:2000"),
     ]
     failures = _run_many(tmp_path, cases, TOTAL * 3 // 4)
     assert not failures, "\n".join(failures)
@@ -109,5 +121,7 @@ def test_reference_policies_never_commit_a_cleaved_edit_under_load(tmp_path, loa
 @pytest.mark.slow
 def test_the_command_adapter_never_commits_a_cleaved_edit_under_load(tmp_path, loaded_machine):
     # The tiny agent writes a module and runs `git add -A && git commit` in the same model reply.
-    failures = _run_many(tmp_path, [("replay_command", "tier_2", None)], TOTAL // 4)
+    # Under after_turns:1 the cut fires as the first reply is answered: its commit must never land.
+    failures = _run_many(tmp_path, [("replay_command", "tier_2", None), ("replay_command", "tier_2", "after_turns:1")],
+                         TOTAL // 4)
     assert not failures, "\n".join(failures)

@@ -675,13 +675,39 @@ def proxy(
     session: Annotated[int, typer.Option("--session", help="which session of the replay script to serve")] = 1,
     upstream: Annotated[Optional[list[str]], typer.Option("--upstream", help="PROVIDER=URL (forward mode; default: the provider's API)")] = None,
     port: Annotated[int, typer.Option("--port", help="port on 127.0.0.1 (0: any free port)")] = 0,
+    cut: Annotated[Optional[str], typer.Option("--cut", help="after_tokens:T or after_turns:N: refuse every call "
+                                                              "after the one that reaches it, and say so")] = None,
 ) -> None:
     """Run the recording model proxy in the foreground, for agents run by hand: point the agent's
-    base URL at it and every call's usage lands in --ledger (EXTERNAL_AGENT_PROTOCOL.md)."""
+    base URL at it and every call's usage lands in --ledger (EXTERNAL_AGENT_PROTOCOL.md). With
+    --cut, the call that reaches the cut is the last one answered (stop the agent then)."""
+    import threading
     import time
 
     from sdcs_bench.proxy import ModelProxy, ReplayScript
     from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
+    from sdcs_bench.trial.workload import METER_KINDS, CleaveRule
+
+    rule = CleaveRule.parse(cut) if cut else None
+    if rule is not None and not rule.metered:
+        raise SpecSnapError(f"--cut {cut!r}: the proxy counts model calls, so only a token or turn rule", METER_KINDS)
+    count = {"calls": 0, "tokens": 0, "reached": False}
+    lock = threading.Lock()
+
+    def answered(tokens: int, seq: int) -> None:
+        with lock:
+            if rule is None or count["reached"]:
+                return
+            count["calls"] += 1
+            count["tokens"] += tokens
+            reached = count["tokens"] >= rule.n if rule.kind == "after_tokens" else count["calls"] >= rule.n
+            if reached:
+                count["reached"] = True
+                print(f"specsnap proxy: the cut {rule} was reached at call {count['calls']} (ledger row {seq}, "
+                      f"{count['tokens']:,} tokens): stop the agent now; every later call is refused",
+                      file=sys.stderr, flush=True)
+
+    hooks = {"on_answered": answered, "refusal": lambda: "cleaved" if count["reached"] else None}
 
     ups = {}
     for item in upstream or []:
@@ -691,9 +717,9 @@ def proxy(
         ups[name] = url
     if replay is not None:
         server = ModelProxy(ledger=ledger, mode="replay", script=ReplayScript.load(replay).for_session(session, {}),
-                            port=port)
+                            port=port, **hooks)
     else:
-        server = ModelProxy(ledger=ledger, mode="forward", upstreams=ups, port=port)
+        server = ModelProxy(ledger=ledger, mode="forward", upstreams=ups, port=port, **hooks)
     with server:
         print(f"specsnap proxy ({server.mode}) on {server.url}; ledger {ledger}; Ctrl-C to stop", file=sys.stderr, flush=True)
         try:

@@ -61,6 +61,12 @@ class Harness(ABC):
         return not self.is_reference
 
     @property
+    def meters_itself(self) -> bool:
+        """A reference policy calls no model: it reports a deterministic meter per step through the
+        sandbox's control directory instead, which token and turn cut rules count."""
+        return self.is_reference
+
+    @property
     def stop_grace_s(self) -> float:
         return float(self.cfg["stop_grace_s"]) if self.exact_stop else 0.0
 

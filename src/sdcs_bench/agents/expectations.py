@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from sdcs_bench.core.tokens import meter_tokens
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
@@ -23,12 +24,33 @@ def _norm(text: str) -> str:
 
 
 @dataclass
+class _Meter:
+    """One session's meter under its cut rule: each metered step is one call of its texts' tokens."""
+
+    rule: CleaveRule
+    calls: int = 0
+    tokens: int = 0
+
+    def charge(self, *texts: str) -> bool:
+        """Count one step before it is performed; True when it reaches the cut (it is then not)."""
+        self.calls += 1
+        self.tokens += meter_tokens(*texts)
+        if self.rule.kind == "after_tokens":
+            return self.tokens >= self.rule.n
+        return self.rule.kind == "after_turns" and self.calls >= self.rule.n
+
+    def cut_at(self) -> dict[str, int]:
+        return {"at_turns": self.calls, "at_tokens": self.tokens}
+
+
+@dataclass
 class _World:
     disk: dict[str, str] = field(default_factory=dict)  # requirement -> form on disk
     uncommitted: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)  # entries, as the policy would write them
     baseline_done: bool = False
     first_cut: tuple[str, str] | None = None  # (requirement, form) left uncommitted by S1's cleave
+    s1_meter_cut: dict[str, int] | None = None  # where a token or turn rule cut S1 (its meter then)
     defects: dict[str, bool] = field(default_factory=dict)  # planted defect -> committed (in HEAD)?
 
 
@@ -58,9 +80,9 @@ def expected_reference_score(
     no_cleave = False
     for index, session in enumerate(effective_schedule(workload, variant), start=1):
         if policy.get("acts", True):
-            edits = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1,
-                                 hashes, hinted)
-            if index == 1 and session.cleave.active and edits == 0:
+            cut = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1,
+                               hashes, hinted)
+            if index == 1 and session.cleave.active and not cut:
                 no_cleave = True
         else:
             no_cleave = no_cleave or (index == 1 and session.cleave.active)
@@ -85,6 +107,8 @@ def expected_reference_score(
         "no_cleave": no_cleave,
         "poison_survived": {d.id: d.id in world.defects for d in workload.poison} if inject else None,
     }
+    if world.s1_meter_cut is not None:
+        result["s1_cut"] = world.s1_meter_cut
     layout = layout_for(workload, variant)
     if layout is not None:  # a generic policy on the standards workload writes gold: the better form
         written = {r.id: policy_forms(layout, "gold") for r in reqs if world.disk.get(r.id) == "gold"}
@@ -151,14 +175,26 @@ def arm_records_hashes(arm: Arm) -> bool:
 
 
 def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, policy: dict,
-                 style: str, oracle: bool, first: bool, hashes: bool, hinted: set[str]) -> int:
+                 style: str, oracle: bool, first: bool, hashes: bool, hinted: set[str]) -> bool:
+    """One session of a gold-patch policy; whether its cleave cut it."""
     reqs = workload.requirements
+    meter = _Meter(cleave)
+
+    def metered_cut(*texts: str) -> bool:
+        if not meter.charge(*texts):
+            return False
+        if first:
+            world.s1_meter_cut = meter.cut_at()
+        return True
+
     if policy.get("revert_uncommitted"):
         for rid in world.uncommitted:
             world.disk.pop(rid, None)
         world.uncommitted.clear()
         world.defects = {d: committed for d, committed in world.defects.items() if committed}
     # learn
+    if metered_cut(prompt):
+        return True
     sources = [_norm(prompt), _norm("\n".join(world.notes))]
     known: dict[str, str] = {}
     amended: set[str] = set()
@@ -171,7 +207,10 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
             amended.add(r.id)
     for rid in hinted:  # read from the hint files on disk, which it never rewrites
         known.setdefault(rid, "full")
-    _take_notes(world, reqs, prompt, known, amended, style)
+    notes, written = _notes_after(world.notes, reqs, prompt, known, amended, style)
+    if written and metered_cut(*written):
+        return True
+    world.notes = notes
     if policy.get("hash_check") and hashes:
         world.defects.clear()  # every planted file differs from its setup hash: rebuilt without it
     if policy.get("diff_check"):
@@ -183,6 +222,7 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
             world.uncommitted.discard(rid)
     armed = cleave.kind in ("first_py_edit", "nth_py_edit")
     edits = 0
+    patch = {"gold": lambda r: r.gold, "summary": lambda r: r.summary_patch, "superseded": lambda r: r.superseded_gold}
 
     def write(rid: str, form: str) -> bool:
         """Record one source edit; True when the cleave cuts the session right after it."""
@@ -199,6 +239,8 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
         return cut
 
     if not world.baseline_done and (oracle or "TASK.md" in prompt):
+        if metered_cut(workload.baseline_gold.read_text()):
+            return True
         world.baseline_done = True  # implemented and committed: this arms an after-commit cleave
         armed = armed or cleave.kind == "first_py_edit_after_commit"
     if world.baseline_done:
@@ -213,36 +255,49 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
             if current == target:
                 continue
             if current is None or (current == "superseded" and target == "gold"):
+                texts = [patch[target](r).read_text()]
+                if current == "superseded":  # the amendment, made in place: both patches
+                    texts.insert(0, r.superseded_gold.read_text())
+                if metered_cut(*texts):
+                    return True
                 if write(r.id, target):
-                    return edits
+                    return True
     world.uncommitted.clear()  # the session ends normally and commits its work
     world.defects = dict.fromkeys(world.defects, True)  # (whatever is still planted, too)
-    return edits
+    return False
 
 
 def _summary_line(r: Requirement) -> str:
     return f"- {r.id}: {r.summary}"
 
 
-def _take_notes(world: _World, reqs, prompt: str, known: dict[str, str], amended: set[str], style: str) -> None:
+def _notes_after(notes: list[str], reqs, prompt: str, known: dict[str, str], amended: set[str],
+                 style: str) -> tuple[list[str], list[str]]:
+    """The notes after this session's note-taking, and the entries it writes (what its meter counts)."""
+    notes = list(notes)
     if style == "none":
-        return
+        return notes, []
+    written: list[str] = []
     if style == "compressed":
         for r in reqs:
-            if known.get(r.id) == "full" and _summary_line(r) not in world.notes:
-                world.notes.append(_summary_line(r))
+            if known.get(r.id) == "full" and _summary_line(r) not in notes:
+                notes.append(_summary_line(r))
+                written.append(_summary_line(r))
     elif style == "overwrite":
         norm_prompt = _norm(prompt)
         current = [r.text for r in reqs if _norm(r.text) in norm_prompt]
         current += [r.amendment for r in reqs if r.amendment and _norm(r.amendment) in norm_prompt]
-        if current:
-            world.notes = current
+        if current and current != notes:
+            notes, written = current, list(current)
     else:  # verbatim or amend: everything known is kept
         for r in reqs:
-            if known.get(r.id) == "full" and r.text not in world.notes:
-                world.notes.append(r.text)
-            if r.id in amended and r.amendment not in world.notes:
-                world.notes.append(r.amendment)
+            if known.get(r.id) == "full" and r.text not in notes:
+                notes.append(r.text)
+                written.append(r.text)
+            if r.id in amended and r.amendment not in notes:
+                notes.append(r.amendment)
+                written.append(r.amendment)
+    return notes, written
 
 
 # -- coherence workloads: the fact-driven policies (docs/coherence.md) ---------------------------

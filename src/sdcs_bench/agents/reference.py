@@ -65,6 +65,7 @@ class ReferenceHarness(Harness):
             "baseline": ctx.workload.baseline_gold.read_text() if ctx.workload.baseline_gold else None,
             "hints": [{"text": h.text, "names": list(h.names)} for h in ctx.workload.hints],
             "standards": policy_briefing(ctx.workload.standards) if ctx.workload.standards is not None else None,
+            "meter": ctx.session.cleave.metered,  # ask before each metered step (a token or turn cut)
         }
         return Invocation(
             argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],

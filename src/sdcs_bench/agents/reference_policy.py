@@ -22,18 +22,31 @@ Every action is one JSON line on stdout (``turn``, ``action``, ``t`` the time, a
 ``paths`` it wrote, the ``files`` it read, where each requirement it knows came from). That log is
 the policy's record; the event stream reads it (sdcs_bench.coherence.normalise). A closing message
 is an action ``message`` with its ``text``.
+
+It calls no model, so a token or turn cut rule counts its **meter** instead (docs/protocol.md):
+each step that takes information in or puts work out is one metered call, whose tokens are the
+``o200k_base`` tokens of the text it handles (counted by the host): reading the prompt, writing
+new notes entries, applying a patch (TASK.md's, a requirement's; both patches of an amendment
+made in place). Under such a rule (``meter`` in the briefing) it asks before each metered step,
+handing over those texts through ``.git/specsnap/meter.<k>``, and waits for the answer; the step
+that reaches the cut is counted and never performed (the policy is killed waiting), as a model's
+answer that reaches it is the last.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+METER_ASK = Path(".git/specsnap")
+METER_WAIT_S = 60.0  # no answer in this time: the watcher is gone, and the policy stops
 
 
 def _norm(text: str) -> str:
@@ -56,12 +69,36 @@ class Agent:
         self.baseline = briefing.get("baseline")
         self.hints = briefing.get("hints") or []
         self.standards = briefing.get("standards")
+        self.ask_meter = bool(briefing.get("meter"))
         self.turns = 0
+        self.metered = 0  # metered steps so far (each asked, under a token or turn rule)
+        self.charged: str | None = None
 
     # -- acting on the world ------------------------------------------------------------------
     def log(self, action: str, **detail) -> None:
         self.turns += 1
+        if self.charged is not None:
+            detail["metered"], self.charged = self.metered, None
         print(json.dumps({"turn": self.turns, "action": action, "t": round(time.time(), 3), **detail}), flush=True)
+
+    def meter(self, step: str, *texts: str) -> None:
+        """Count one metered step before it is performed; under a token or turn cut rule, ask the
+        session's controller first (the step that reaches the cut is never performed: the policy
+        is killed waiting for the answer)."""
+        self.metered += 1
+        if self.ask_meter:
+            name = f"meter.{os.getpid()}.{self.metered}"
+            tmp = METER_ASK / f"{name}.tmp"
+            tmp.write_text(json.dumps({"step": step, "texts": [t for t in texts if t]}))
+            tmp.rename(METER_ASK / name)
+            ack = METER_ASK / f"ack.{name}"
+            deadline = time.monotonic() + METER_WAIT_S
+            while not ack.exists():
+                if time.monotonic() > deadline:
+                    self.log("meter_unanswered", step=step)
+                    sys.exit(3)
+                time.sleep(0.005)
+        self.charged = step  # named on the log line of the step it metered
 
     def pause(self) -> None:
         time.sleep(float(self.params.get("turn_delay_s", 0)))
@@ -137,7 +174,10 @@ class Agent:
             return
         if self.params.get("knows_sprint") != "always" and "TASK.md" not in self.prompt:
             return
-        if self.applies(self.baseline) and self.edit([(self.baseline, False)]):
+        if not self.applies(self.baseline):
+            return
+        self.meter("implement_baseline", self.baseline)
+        if self.edit([(self.baseline, False)]):
             self.log("implement_baseline", paths=_touched(self.baseline), committed=self.commit("Implement TASK.md"))
             self.pause()
 
@@ -156,6 +196,7 @@ class Agent:
         else:
             self.log("skip_conflict", requirement=rid, knows=kind)
             return
+        self.meter("implement", *(patch for patch, _ in steps))
         # One action, like an agent's `edit && git commit`: the git guard must catch the race.
         if self.edit(steps):
             committed = self.commit(f"{rid}: implement")
@@ -253,6 +294,7 @@ class Agent:
     def learn(self) -> tuple[dict[str, str], set[str]]:
         """Which requirements this session knows (in full or as a summary line), and which
         amendments it knows, from the prompt and the notes on disk."""
+        self.meter("read", self.prompt)
         known: dict[str, str] = {}
         learnt: dict[str, dict] = {}  # where each known requirement came from (the log's ``sources``)
         amended: set[str] = set()
@@ -306,6 +348,7 @@ class Agent:
         if style == "compressed":
             entries = [self.summary_line(s) for s in self.skills if known.get(s["id"]) == "full"]
             new = [e for e in entries if _norm(e) not in _norm(text)]
+            written = list(new)
             text = text.rstrip("\n") + "\n" + "\n".join(new) + "\n" if new else text
         elif style == "overwrite":
             # Only what this prompt newly requests; a prompt that requests nothing leaves the notes.
@@ -317,21 +360,25 @@ class Agent:
             head = text.split("\n", 1)[0]
             new_text = head + "\n\n" + "\n\n".join(current) + "\n"
             new = current if new_text != text else []
+            written = list(new)
             text = new_text
         else:  # verbatim (append) or amend (amendments placed right under their requirement)
-            new = []
+            new, written = [], []
             for skill in self.skills:
                 if known.get(skill["id"]) == "full" and _norm(skill["text"]) not in _norm(text):
                     text = text.rstrip("\n") + "\n\n" + skill["text"] + "\n"
                     new.append(skill["id"])
+                    written.append(skill["text"])
                 if skill["id"] in amended and _norm(skill["amendment"]) not in _norm(text):
                     block = skill["amendment"]
+                    written.append(block)
                     if style == "amend" and skill["text"] in text:
                         text = text.replace(skill["text"], skill["text"] + "\n\n" + block, 1)
                     else:
                         text = text.rstrip("\n") + "\n\n" + block + "\n"
                     new.append(skill["id"] + " (amendment)")
         if new:
+            self.meter("write_notes", *written)
             notes.write_text(text)
             self.log("write_notes", style=style, entries=len(new), paths=[notes.as_posix()])
             self.pause()

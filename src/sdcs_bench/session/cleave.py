@@ -20,6 +20,7 @@ changed without the watcher seeing it. ``docs/cleave.md`` gives the whole argume
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import threading
@@ -34,6 +35,7 @@ from watchdog.observers import Observer
 
 from sdcs_bench.core import safefs
 from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips, refs
+from sdcs_bench.core.tokens import meter_tokens
 from sdcs_bench.sandbox.base import kill_group
 from sdcs_bench.sandbox.guard import qualifies
 from sdcs_bench.sandbox.guard_install import set_guard, write_cleave_spec
@@ -80,6 +82,7 @@ class Watched:
     last_seen: dict[str, str | None] = field(default_factory=dict)  # path -> its content at its last event
     linked: set[str] = field(default_factory=set)  # qualifying files seen with more than one hard link
     known_at_arming: set[str] | None = None  # tier 1: the commits reachable when the rule armed
+    known_at_fire: set[str] | None = None  # a token or turn rule: the commits reachable when it fired
 
 
 class _Handler(FileSystemEventHandler):
@@ -108,9 +111,16 @@ class CleaveController:
     of the session can tell an edit it never saw (a hard link, lost events) from one it did."""
 
     def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0,
-                 judge_timeout_s: float = JUDGE_TIMEOUT_S) -> None:
+                 judge_timeout_s: float = JUDGE_TIMEOUT_S, meter_files: bool = False) -> None:
         self.workdir = workdir.resolve()
         self.rule = rule
+        # Model calls counted so far (answered calls, and their tokens): the proxy's count, or for a
+        # reference policy (``meter_files``) the meter it asks through the control directory.
+        self.meter_files = meter_files
+        self.calls = 0
+        self.tokens = 0
+        self.call_tokens: list[int] = []  # each counted call's tokens, in order
+        self.known_at_fire: set[str] | None = None
         self.exempt = list(exempt)
         # A harness with an exact stop (post-tool hook) gets this long to end itself cleanly once
         # the cleave fired; commits and model calls are refused from the first instant either way.
@@ -157,8 +167,8 @@ class CleaveController:
         self._t0 = time.monotonic()
 
     def _initial_guard_state(self) -> str:
-        if not self.rule.active:
-            return "off"
+        if not self.rule.active or self.rule.metered:
+            return "off"  # (a token or turn rule forbids nothing until it fires: then ``cleaved``)
         if self.rule.kind == "first_py_edit_after_commit":
             return "await_commit"
         return "armed" if self.rule.kind == "first_py_edit" or (self.rule.kind == "nth_py_edit" and self.rule.n == 1) else "watch"
@@ -243,7 +253,7 @@ class CleaveController:
                 self.observe(f"{dest}/{rel}", "moved")
 
     def observe(self, rel: str, kind: str) -> None:
-        if not qualifies(rel, self.exempt) or not self._armed():
+        if self.rule.metered or not qualifies(rel, self.exempt) or not self._armed():
             return  # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
         if kind == "closed" and _empty(self.workdir / rel):
             kind = "created"  # created empty (a touch before the content, as Aider does): wait for the content
@@ -341,6 +351,53 @@ class CleaveController:
                 self._kill_timer.start()
             else:
                 self._kill()
+        if self.rule.metered:
+            # Everything committed before the cut is the session's work; a commit that lands after
+            # it (past the guard, by plumbing, in the instant before the kill) is not.
+            self.known_at_fire = known_commits(self.workdir)
+
+    # -- token and turn rules ----------------------------------------------------------------------
+    def count_call(self, tokens: int, *, by: str = "proxy", seq: int | None = None, step: str | None = None) -> bool:
+        """Count one answered model call and its tokens; under ``after_tokens:T`` / ``after_turns:N``
+        fire the cleave once the session's total reaches T (or this is the N-th call), exactly as a
+        qualifying edit would: the guard refuses every ref update, every later call is refused, the
+        agent is killed. The call that reaches it was answered; nothing after it is. Returns
+        whether the cleave has fired."""
+        with self._lock:
+            if self.fired.is_set():
+                return True
+            self.calls += 1
+            self.tokens += max(0, int(tokens))
+            self.call_tokens.append(max(0, int(tokens)))
+            if not self.rule.metered:
+                return False
+            reached = self.tokens >= self.rule.n if self.rule.kind == "after_tokens" else self.calls >= self.rule.n
+            if not reached:
+                return False
+            self.record = {"fired": True, "by": by, "rule": str(self.rule), "path": None, "at_tokens": self.tokens,
+                           "at_turns": self.calls, "after_call": self.calls, "at_s": round(time.monotonic() - self._t0, 4),
+                           "wall_time": time.time()}
+            if seq is not None:
+                self.record["ledger_seq"] = seq
+            if step is not None:
+                self.record["step"] = step
+            self._fire()  # (a harness with an exact stop gets its grace, as at an edit)
+            return True
+
+    def _meter(self, token: str) -> None:
+        """A reference policy's question before one of its steps (``meter.<k>``: the step and the
+        texts it handles): count it as a model call of the texts' ``o200k_base`` tokens; answer
+        (``ack.meter.<k>``) unless that call reached the cut, in which case the policy is killed
+        waiting."""
+        data = safefs.read_file(self.workdir, f"{CONTROL}/meter.{token}", limit=1 << 24)
+        try:
+            asked = json.loads(data or b"")
+            step, texts = str(asked["step"]), [str(t) for t in asked["texts"]]
+        except (ValueError, KeyError, TypeError):
+            raise RuntimeError(f"a meter question the watcher cannot read: {data[:200] if data else data!r}") from None
+        tokens = meter_tokens(*texts)
+        if not self.count_call(tokens, by="meter", step=step or None):
+            self._touch(f"ack.meter.{token}")
 
     # -- questions answered through the event stream ---------------------------------------------
     def control_event(self, name: str) -> None:
@@ -351,6 +408,13 @@ class CleaveController:
                 except ValueError:
                     return
                 self._barrier.notify_all()
+        elif name.startswith("meter.") and not name.endswith(".tmp") and self.meter_files:
+            token = name[len("meter."):]
+            with self._lock:
+                if f"meter.{token}" in self._answered:
+                    return
+                self._answered.add(f"meter.{token}")
+            self._meter(token)
         elif name.startswith("ask.") and not name.endswith(".tmp"):
             token = name[len("ask."):]
             with self._lock:
@@ -421,8 +485,8 @@ class CleaveController:
         reason (the proxy records it): an unanswered question never fails open."""
         if self.fired.is_set():
             return "cleaved"
-        if not self.rule.active:
-            return None
+        if not self.rule.active or self.rule.metered:
+            return None  # (a token or turn rule is decided by the calls themselves, not by writes)
         if not self._observer.is_alive():
             return self._unjudged("the cleave watcher is not running")
         problem = self._wait_for_watcher()
@@ -473,7 +537,7 @@ class CleaveController:
         try:
             with safefs.open_dir(self.workdir, CONTROL) as fd:
                 for name in os.listdir(fd):
-                    if name.startswith(("barrier.", "ask.", "ack.", "guard.", ".guard.")):
+                    if name.startswith(("barrier.", "ask.", "ack.", "meter.", "guard.", ".guard.")):
                         try:
                             os.unlink(name, dir_fd=fd)
                         except OSError:
@@ -491,7 +555,8 @@ class CleaveController:
         with self._lock:
             return Watched(seen=set(self.seen), seen_dirs=set(self.seen_dirs), edits=list(self._edits),
                            errors=list(self.errors), last_seen=dict(self.last_seen), linked=set(self.linked),
-                           known_at_arming=None if self.known_at_arming is None else set(self.known_at_arming))
+                           known_at_arming=None if self.known_at_arming is None else set(self.known_at_arming),
+                           known_at_fire=None if self.known_at_fire is None else set(self.known_at_fire))
 
 
 def _empty(path: Path) -> bool:
@@ -608,6 +673,13 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
                         f"they point to): {', '.join(gitlinks)}")
     qualifying = {c: [(p, b) for p, b, _ in ch if qualifies(p, exempt)] for c, ch in changes.items()}
     carrying = [c for c in new if qualifying[c]]
+    if rule.metered:
+        # A token or turn rule forbids no content, only work after the cut: any commit that was not
+        # there when it fired. (No path is cut, so edits the watcher missed change nothing here.)
+        late = [] if watched.known_at_fire is None else [c for c in new if c not in watched.known_at_fire]
+        if late:
+            problems.append(f"commits landed after the cut ({rule}): {', '.join(c[:12] for c in late)}")
+        return _verdict(problems, late, new, [], cleave, after, watched, guard)
     cut = cleave.get("path")
     forbidden = {(cut, cleave.get("edit_blob")), (cut, after.get(cut or ""))} if cut else set()
     if rule.kind == "first_py_edit_after_commit":
@@ -647,15 +719,20 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
     if linked:
         problems.append(f"qualifying files with another hard link (writes through it name no path the watcher "
                         f"sees): {', '.join(linked)}")
+    return _verdict(problems, bad_commits, new, unseen + behind, cleave, after, watched, guard)
+
+
+def _verdict(problems: list[str], bad_commits: list[str], new: list[str], unseen: list[str], cleave: dict[str, Any],
+             after: dict[str, str], watched: Watched, guard: dict[str, Any] | None) -> dict[str, Any]:
     if watched.errors:
         problems.append(f"the watcher failed (the cleave fired on the error): {watched.errors[0]}")
     if guard is not None and not guard.get("verified", True):
         problems.append(f"the git guard was not in force: {guard.get('problem', 'not verified')}")
     readable = not any(p.startswith("the repository could not be read") for p in problems)
     result: dict[str, Any] = {"ok": not problems, "edit_committed": bool(bad_commits) if readable else None,
-                              "commits": bad_commits, "new_commits": len(new), "unseen_edits": unseen + behind}
-    if cut:
-        result["edit_blob"] = after.get(cut)
+                              "commits": sorted(bad_commits), "new_commits": len(new), "unseen_edits": unseen}
+    if cleave.get("path"):
+        result["edit_blob"] = after.get(cleave["path"])
     if problems:
         result["problem"] = "; ".join(problems)
     return result

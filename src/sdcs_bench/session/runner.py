@@ -90,7 +90,8 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
     cfg = harness.cfg
     # SPECSNAP_PROXY_DUMP=DIR keeps every request body (never headers) for writing a new adapter.
     dump = Path(os.environ["SPECSNAP_PROXY_DUMP"]) / f"session_{ctx.index}" if os.environ.get("SPECSNAP_PROXY_DUMP") else None
-    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": controller.refusal, "dump_dir": dump}
+    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": controller.refusal, "dump_dir": dump,
+              "on_answered": lambda tokens, seq: controller.count_call(tokens, seq=seq)}
     if script is not None:
         return ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
                           script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
@@ -107,7 +108,8 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     before = repo_state(ctx.workdir)
     config_before = git_configuration(ctx.workdir)
     qualifying_before = qualifying_state(ctx.workdir, exempt)
-    controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s)
+    controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s,
+                                  meter_files=harness.meters_itself)
     proxy = _proxy(ctx, harness, controller, script).start() if harness.needs_model else None
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
@@ -256,7 +258,8 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
     except OSError:
         pass  # the next session reinstalls the guard in any case
     if cleave["fired"]:
-        cleave["stopped_by"] = "watcher kill" if controller.killed else "harness (exact stop)"
+        cleave["stopped_by"] = ("harness (exact stop)" if not controller.killed
+                                else "kill at the cut" if ctx.session.cleave.metered else "watcher kill")
     return {
         "session": ctx.session.name,
         "index": ctx.index,
@@ -317,11 +320,15 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_be
             ctx.workdir, rule=rule, exempt=exempt, cleave=record, commits_before=commits_before,
             before=qualifying_before, after=after, watched=controller.watched(), linked_after=linked, guard=guard)
         record["integrity"] = integrity
-        if record["fired"]:
+        if record["fired"] and not rule.metered:
             record["edit_uncommitted"] = integrity["edit_committed"] is False
         else:
             record["no_cleave"] = not integrity["unseen_edits"]
             record["missed"] = bool(integrity["unseen_edits"])  # qualifying edits the watcher did not see
+    if rule.metered:
+        # the count the rule read: answered model calls and their tokens (a reference policy: its meter)
+        record["counted"] = {"calls": controller.calls, "tokens": controller.tokens,
+                             "by": "meter" if controller.meter_files else "proxy", "per_call": controller.call_tokens}
     if controller.errors:
         record["watcher_errors"] = controller.errors
     if controller.unjudged:

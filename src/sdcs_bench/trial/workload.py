@@ -23,13 +23,19 @@ NEUTRAL_PROMPT = (
     "packages, verify all tests pass, and commit your work."
 )
 
-CLEAVE_KINDS = ("none", "first_py_edit", "nth_py_edit", "first_py_edit_after_commit")
+CLEAVE_KINDS = ("none", "first_py_edit", "nth_py_edit", "first_py_edit_after_commit", "after_tokens", "after_turns")
+# Rules that count something else than .py edits: the session's model tokens or answered model
+# calls (the proxy's count; a reference policy's meter, docs/protocol.md#cut-points).
+METER_KINDS = ("after_tokens", "after_turns")
+_COUNTED = {"nth_py_edit": "nth_py_edit:3", "after_tokens": "after_tokens:20000", "after_turns": "after_turns:5"}
 _REQ_HEADING = re.compile(r"^### (?P<id>[A-Z][A-Z0-9]*-[A-Z0-9-]+) — (?P<title>.+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
 class CleaveRule:
-    """When a session is stopped: never, or at the N-th qualifying ``.py`` write."""
+    """When a session is stopped: never, at the N-th qualifying ``.py`` write (``first_py_edit`` is
+    N = 1; tier 1's rule counts only after the agent's first commit), once the session's model
+    tokens reach N (``after_tokens:N``), or at its N-th answered model call (``after_turns:N``)."""
 
     kind: str
     n: int = 1
@@ -40,9 +46,9 @@ class CleaveRule:
         kind, _, arg = text.partition(":")
         if kind not in CLEAVE_KINDS:
             raise unknown("cleave rule", text, CLEAVE_KINDS)
-        if kind == "nth_py_edit":
+        if kind in _COUNTED:
             if not arg.isdigit() or int(arg) < 1:
-                raise SpecSnapError(f"cleave rule {text!r} needs a positive count, e.g. nth_py_edit:3")
+                raise SpecSnapError(f"cleave rule {text!r} needs a positive whole number, e.g. {_COUNTED[kind]}")
             return cls(kind, int(arg))
         if arg:
             raise SpecSnapError(f"cleave rule {kind!r} takes no argument (got {text!r})")
@@ -52,8 +58,20 @@ class CleaveRule:
     def active(self) -> bool:
         return self.kind != "none"
 
+    @property
+    def metered(self) -> bool:
+        """Whether the rule counts model tokens or calls instead of ``.py`` edits."""
+        return self.kind in METER_KINDS
+
+    @property
+    def edit_limit(self) -> int | None:
+        """The edit at which an edit rule cuts (counted after the first commit under tier 1's)."""
+        if self.kind in ("first_py_edit", "first_py_edit_after_commit"):
+            return 1
+        return self.n if self.kind == "nth_py_edit" else None
+
     def __str__(self) -> str:
-        return f"nth_py_edit:{self.n}" if self.kind == "nth_py_edit" else self.kind
+        return f"{self.kind}:{self.n}" if self.kind in _COUNTED else self.kind
 
 
 @dataclass(frozen=True)
