@@ -197,19 +197,54 @@ def test_a_turn_cut_that_is_never_reached_is_recorded_as_no_cleave(tmp_path):
 
 
 # -- reference policies through the pipeline ----------------------------------------------------------
-@pytest.mark.pipeline
-def test_reference_policies_land_on_their_closed_forms_at_every_kind_of_cut(tmp_path):
+def _sweep(tmp_path: Path, name: str, **axes: list[str]):
     from test_pipeline import snakemake
 
     import pandas as pd
 
-    grid = ['overrides=["workload=[tier_2]","arm=[Vanilla,State_MD_Only]","agent=[ref_verbatim_notes,ref_reverter]",'
-            '"variant=[cut_nth_3,cut_turns_2,cut_tokens_2000,cut_tokens_8000]"]']
-    run = snakemake(tmp_path, "--cores", "2", "--config", "study=smoke", "name=cuts", *grid)
+    grid = ["overrides=[" + ",".join(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()) + "]"]
+    run = snakemake(tmp_path, "--cores", "2", "--config", "study=cut_sweep", f"name={name}", *grid)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    board = pd.read_csv(tmp_path / "results" / "cuts" / "leaderboard.csv")
-    assert len(board) == 16 and board["matches_expected"].all(), board.to_string()
-    card = json.loads((tmp_path / "results/cuts/trials/tier_2__State_MD_Only__ref_verbatim_notes__cut_turns_2__s0/score/"
+    return pd.read_csv(tmp_path / "results" / name / "leaderboard.csv"), tmp_path / "results" / name
+
+
+@pytest.mark.pipeline
+def test_cuts_at_a_share_of_the_control_s_tokens_land_on_their_closed_forms_and_draw_the_curve(tmp_path):
+    board, run = _sweep(tmp_path, "shares", workload=["tier_2"], arm=["State_MD_Only"], agent=["ref_compressed_notes"],
+                        variant=["uninterrupted", "cut_share_25", "cut_share_75", "cut_turns_4"])
+    assert len(board) == 4 and board["matches_expected"].all(), board.to_string()
+    assert set(board["cut_rule"].dropna()) == {"after_token_share:25", "after_token_share:75", "after_turns:4"}
+    trial = "tier_2__State_MD_Only__ref_compressed_notes__cut_share_75__s0"
+    card = json.loads((run / "trials" / trial / "score" / "scorecard.json").read_text())
+    share = card["diagnostics"]["sessions"][0]["cut_share"]
+    control = json.loads((run / "trials" / trial.replace("cut_share_75", "uninterrupted") / "score" /
+                          "scorecard.json").read_text())
+    assert share["control"] == trial.replace("cut_share_75", "uninterrupted")
+    assert share["control_tokens"] == control["diagnostics"]["sessions"][0]["meter_tokens"] == \
+        card["expected"]["control_tokens"] > 0
+    assert share["resolved"] == f"after_tokens:{-(-75 * share['control_tokens'] // 100)}"
+    assert (run / "plots" / "survival_curve.svg").is_file() and (run / "report" / "plots" / "survival_curve.svg").is_file()
+
+
+def test_a_share_cut_without_its_control_in_the_study_is_one_line_before_any_work(tmp_path):
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--study", "cut_sweep", "--results",
+                          str(tmp_path), "--override", "workload=[tier_2]", "--override", "variant=[cut_share_50]"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2 and "add the variant 'uninterrupted'" in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
+
+
+@pytest.mark.pipeline
+@pytest.mark.slow
+def test_the_sweep_lands_on_its_closed_forms_at_every_kind_of_cut(tmp_path):
+    board, run = _sweep(tmp_path, "sweep", workload=["tier_2"], arm=["Vanilla", "State_MD_Only"],
+                        agent=["ref_verbatim_notes", "ref_compressed_notes"],
+                        variant=["uninterrupted", "cut_nth_1", "cut_nth_3", "cut_turns_2", "cut_turns_4", "cut_share_25",
+                                 "cut_share_75", "cut_tokens_2000", "cut_tokens_8000"])
+    assert len(board) == 36 and board["matches_expected"].all(), board.to_string()
+    card = json.loads((run / "trials/tier_2__State_MD_Only__ref_verbatim_notes__cut_turns_2__s0/score/"
                        "scorecard.json").read_text())
     s1 = card["diagnostics"]["sessions"][0]
     assert (s1["cleave_rule"], s1["cut_by"], s1["cut_at_turns"]) == ("after_turns:2", "meter", 2)

@@ -64,3 +64,28 @@ def test_the_withholding_curve_sits_beside_the_published_prediction_and_goes_whe
     plain = _cards()
     write_plots(tmp_path, plain, leaderboard(plain), "w")  # the study no longer withholds: the curve goes
     assert not (tmp_path / "withholding.svg").exists() and not (tmp_path / "withholding.png").exists()
+
+
+def test_the_survival_curve_draws_retention_against_each_kind_of_cut_point(tmp_path):
+    from sdcs_bench.pipeline.plots import cut_points
+
+    cards = [_card("u", "Vanilla", "p", {"R-1": True, "R-2": True}, variant="uninterrupted")]
+    for n, passed in ((1, 0), (3, 1), (5, 2)):
+        cards.append(_card(f"n{n}", "Vanilla", "p", {"R-1": passed >= 1, "R-2": passed >= 2}, variant=f"cut_nth_{n}",
+                           cut_rule=f"nth_py_edit:{n}"))
+    cards.append(_card("s", "Vanilla", "p", {"R-1": True, "R-2": False}, variant="cut_share_50",
+                       cut_rule="after_token_share:50"))
+    cards.append(_card("f", "Vanilla", "p", {"R-1": True, "R-2": False}, variant="none", cut_rule="first_py_edit"))
+    cards = pd.DataFrame(cards)
+    board = leaderboard(cards)
+    points = cut_points(board)
+    assert sorted(zip(points["cut_kind"], points["cut_at"], points["retention"])) == [
+        ("after_token_share", 50, 0.5), ("nth_py_edit", 1, 0.0), ("nth_py_edit", 3, 0.5), ("nth_py_edit", 5, 1.0)]
+    written = write_plots(tmp_path, cards, board, "cuts")
+    assert {p.name for p in written} >= {"survival_curve.svg", "survival_curve.png"}
+    svg = (tmp_path / "survival_curve.svg").read_text()
+    assert "nth_py_edit" in svg and "after_token_share" not in svg  # one share point draws no curve
+    assert "reference policy" in svg and "uninterrupted" in svg
+    again = write_plots(tmp_path, cards[cards["variant"].isin(["uninterrupted", "none"])], leaderboard(
+        cards[cards["variant"].isin(["uninterrupted", "none"])]), "cuts")
+    assert "survival_curve.svg" not in {p.name for p in again} and not (tmp_path / "survival_curve.svg").exists()

@@ -251,8 +251,13 @@ def stage_before(trial, here):
 
 @declared
 def previous_session_stage(wildcards):
-    """The stage before session k of this trial (scaffold, session k-1, or inject)."""
-    return stage_before(wildcards.trial, f"session_{wildcards.k}")
+    """The stage before session k of this trial (scaffold, session k-1, or inject); for a cut at a
+    share of the uninterrupted run's tokens, that control's scorecard too."""
+    inputs = stage_before(wildcards.trial, f"session_{wildcards.k}")
+    control = cell(wildcards.trial).get("baseline")
+    if control:
+        inputs["baseline"] = STUDY.trial(control).file("score", SCORECARD)
+    return inputs
 
 
 @declared

@@ -9,7 +9,7 @@ differs from this expectation means the pipeline is broken, not the policy.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sdcs_bench.core.tokens import meter_tokens
@@ -51,6 +51,7 @@ class _World:
     baseline_done: bool = False
     first_cut: tuple[str, str] | None = None  # (requirement, form) left uncommitted by S1's cleave
     s1_meter_cut: dict[str, int] | None = None  # where a token or turn rule cut S1 (its meter then)
+    meter: _Meter | None = None  # the meter of the last session run
     defects: dict[str, bool] = field(default_factory=dict)  # planted defect -> committed (in HEAD)?
 
 
@@ -78,7 +79,18 @@ def expected_reference_score(
     hashes = arm_records_hashes(arm)
     hinted = hinted_bugs(workload, arm, policy)
     no_cleave = False
-    for index, session in enumerate(effective_schedule(workload, variant), start=1):
+    sessions = effective_schedule(workload, variant)
+    control_tokens = None
+    if any(s.cleave.needs_baseline for s in sessions):
+        # A cut at a share of the uninterrupted run's tokens: that run's meter, in closed form too.
+        control = _World(baseline_done=workload.baseline_gold is None)
+        control_tokens = 0
+        for s in effective_schedule(workload, {"name": "uninterrupted", "schedule": "single_session"}):
+            if policy.get("acts", True):
+                _run_session(control, workload, s.prompt, s.cleave, policy, style, oracle, True, hashes, hinted)
+                control_tokens += control.meter.tokens
+        sessions = tuple(replace(s, cleave=s.cleave.resolved(control_tokens)) for s in sessions)
+    for index, session in enumerate(sessions, start=1):
         if policy.get("acts", True):
             cut = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1,
                                hashes, hinted)
@@ -109,6 +121,8 @@ def expected_reference_score(
     }
     if world.s1_meter_cut is not None:
         result["s1_cut"] = world.s1_meter_cut
+    if control_tokens is not None:
+        result["control_tokens"] = control_tokens
     layout = layout_for(workload, variant)
     if layout is not None:  # a generic policy on the standards workload writes gold: the better form
         written = {r.id: policy_forms(layout, "gold") for r in reqs if world.disk.get(r.id) == "gold"}
@@ -178,7 +192,7 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
                  style: str, oracle: bool, first: bool, hashes: bool, hinted: set[str]) -> bool:
     """One session of a gold-patch policy; whether its cleave cut it."""
     reqs = workload.requirements
-    meter = _Meter(cleave)
+    meter = world.meter = _Meter(cleave)
 
     def metered_cut(*texts: str) -> bool:
         if not meter.charge(*texts):

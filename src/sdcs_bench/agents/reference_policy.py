@@ -86,11 +86,11 @@ class Agent:
         session's controller first (the step that reaches the cut is never performed: the policy
         is killed waiting for the answer)."""
         self.metered += 1
+        name = f"meter.{os.getpid()}.{self.metered}"
+        tmp = METER_ASK / f"{name}.tmp"
+        tmp.write_text(json.dumps({"step": step, "texts": [t for t in texts if t]}))
+        tmp.rename(METER_ASK / name)  # (counted by the host; without a cut rule it does not wait)
         if self.ask_meter:
-            name = f"meter.{os.getpid()}.{self.metered}"
-            tmp = METER_ASK / f"{name}.tmp"
-            tmp.write_text(json.dumps({"step": step, "texts": [t for t in texts if t]}))
-            tmp.rename(METER_ASK / name)
             ack = METER_ASK / f"ack.{name}"
             deadline = time.monotonic() + METER_WAIT_S
             while not ack.exists():

@@ -13,37 +13,11 @@ from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
-from sdcs_bench.trial.spec import BY_HAND_KIND, REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE, source_label
+from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
 from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 
-REFERENCE_NOTICE = (
-    "Rows of kind 'reference policy' come from SpecSnap's built-in deterministic policies, which "
-    "call no model. They validate the pipeline against closed-form expectations; they are not "
-    "model results."
-)
-REPLAY_NOTICE = (
-    "Rows of kind 'replay (scripted, no model)' come from a real harness binary driven by a scripted "
-    "replay of model replies. They test the harness adapters end to end; they are not model results."
-)
 GROUP = ["workload", "arm", "agent", "agent_kind", "variant"]
-PUBLISHED_SOURCE = "published"
-
-
-def arm_order(arms) -> list[str]:
-    """Arms as every table and plot lists them: Vanilla (the baseline) first, then by name."""
-    return sorted(set(arms), key=lambda arm: (arm != "Vanilla", arm))
-
-
-def source_label(agent_kind: str, model: str | None = None, harness: str | None = None) -> str:
-    """What produced a row, as every table, plot and page labels it: a built-in reference policy, a
-    real harness replaying a script, or a real agent (its model, through its harness)."""
-    if agent_kind == REFERENCE_KIND:
-        return "reference policy"
-    if agent_kind == REPLAY_KIND:
-        return f"replay ({harness}, scripted, no model)" if harness else REPLAY_KIND
-    if agent_kind == BY_HAND_KIND:
-        return f"by hand: {model or 'model not given'} via {harness or 'harness not given'} (tokens as reported)"
-    return f"real agent: {model} via {harness}"
 
 
 def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
@@ -102,7 +76,18 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
                                     if alive),
         "requirements": json.dumps(card["requirements"], sort_keys=True),
         **_standards_columns(card.get("standards"), expected.get("standards")),
+        "cut_rule": _cut_rule(diag["sessions"]),
     }
+
+
+def _cut_rule(sessions: list[dict[str, Any]]) -> str | None:
+    """The cut rule of the first session that has one, as the trial asked for it (a share of the
+    control's tokens, not the count it resolved to): the x of the survival curve."""
+    for s in sessions:
+        rule = (s.get("cut_share") or {}).get("rule") or s.get("cleave_rule")
+        if rule and rule != "none":
+            return rule
+    return None
 
 
 def _standards_columns(report: dict[str, Any] | None, expected: dict[str, Any] | None) -> dict[str, Any]:
@@ -264,7 +249,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
                "turns": float("nan"), "baseline_ok": float("nan"), **dict.fromkeys(STANDARDS_MEANS, float("nan")),
                "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
                "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
-               "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None}
+               "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
@@ -281,6 +266,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         expected_abstention=("expected_abstention", "first"), withheld_k=("withheld_k", "first"),
         abstention=("abstention", lambda s: " | ".join(sorted({v for v in s.dropna()})) or None),
         withhold_mode=("withhold_mode", "first"), withhold_when=("withhold_when", "first"),
+        cut_rule=("cut_rule", "first"),
     )
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
@@ -296,7 +282,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
             "std_expected_better_share", "tamper_evidence", "tests_passed", "tests_total", "expected_tests",
-            "withheld_k", "withhold_mode", "withhold_when", "abstention", "expected_abstention"]
+            "withheld_k", "withhold_mode", "withhold_when", "abstention", "expected_abstention", "cut_rule"]
     board = board.astype({"withheld_k": "Int64", "tests_total": "Int64", "expected_tests": "Int64"})
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,

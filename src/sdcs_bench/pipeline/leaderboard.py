@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from sdcs_bench.pipeline.aggregate import PUBLISHED_SOURCE, arm_order, source_label
+from sdcs_bench.pipeline.labels import PUBLISHED_SOURCE, arm_order, source_label
 
 PUBLISHED_LABEL = "PUBLISHED (recorded by the source studies, not reproduced by this run)"
 LOCAL_LABEL = "LOCAL (produced by this checkout)"
@@ -309,7 +309,7 @@ def print_table(study_dir: Path, console: Any = None) -> None:
 
 
 def _notice_applies(notice: str, board: dict[str, Any]) -> bool:
-    from sdcs_bench.pipeline.aggregate import REPLAY_NOTICE
+    from sdcs_bench.pipeline.labels import REPLAY_NOTICE
     from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
 
     kind = REPLAY_KIND if notice == REPLAY_NOTICE else REFERENCE_KIND

@@ -40,7 +40,7 @@ from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
                 "session_runtime_min", "score_runtime_min", "config", "source", "environment", "image",
-                "score_image")
+                "score_image", "baseline")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 
 
@@ -225,6 +225,20 @@ def check_policy_fits(workload, agent_cfg: dict[str, Any]) -> None:
                             [*fact_agents, "ref_null"])
 
 
+CONTROL_VARIANT = "uninterrupted"  # the run whose tokens a cut at a share of them is measured against
+
+
+def _check_baselines(trials: list[dict[str, Any]]) -> None:
+    """A trial cut at a share of the uninterrupted run's tokens needs that run in the same study."""
+    planned = {t["trial_id"] for t in trials}
+    missing = sorted({t["token_baseline"]["trial"] for t in trials if "token_baseline" in t} - planned)
+    if missing:
+        variants = sorted({t["variant"]["name"] for t in trials if t.get("token_baseline", {}).get("trial") in missing})
+        raise SpecSnapError(f"variant {', '.join(variants)} cuts at a share of the uninterrupted run's tokens, and the "
+                            f"study does not run that control ({missing[0]}{' and more' if len(missing) > 1 else ''}): "
+                            f"add the variant {CONTROL_VARIANT!r} to the study's grid")
+
+
 def check_policy_meters(agent_cfg: dict[str, Any], variant_cfg: dict[str, Any], schedule: list[CleaveRule]) -> None:
     """A token or turn cut rule counts model calls; a reference policy stands in with its meter,
     which only the gold-patch policies keep (docs/protocol.md#cut-points): the fact-driven and the
@@ -348,6 +362,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         if (agent_name, wid) not in sandboxes:
             sandboxes[agent_name, wid] = sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg, workload)
         tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
+        baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, agent_name, CONTROL_VARIANT, seed)}}
+                    if any(CleaveRule.parse(s["cleave"]).needs_baseline for s in schedule_cfg) else {})
         trials.append(
             {
                 "trial_id": tid,
@@ -359,6 +375,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "variant": variant_cfg,
                 "seed": seed,
                 "schedule": schedule_cfg,
+                **baseline,
                 "stages": stages,
                 "sandbox": sandboxes[agent_name, wid],
                 "session": cfg["session"],
@@ -370,6 +387,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         seen.add(combo)
     if backend == "docker":  # the images' build contexts and what they copy in: a change plans new images
         sources.update(_image_sources({s["docker"][k] for s in sandboxes.values() for k in ("image", "score_image")}))
+    _check_baselines(trials)
     _validate_trials(trials, full_check)
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents)
 
@@ -500,6 +518,7 @@ def render_plan(plan: Plan) -> dict[Path, str]:
                 ",".join(t["stages"]), *runtimes_min(t), (trials_dir / f"{t['trial_id']}.json").as_posix(),
                 *repo_records(t), *(t["sandbox"].get("docker", {}).get(k, "") for k in ("image_record",
                                                                                           "score_image_record")),
+                t.get("token_baseline", {}).get("trial", ""),
             ]
         )
     files[plan.directory / "cells.tsv"] = buf.getvalue()

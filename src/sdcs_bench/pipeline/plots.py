@@ -7,7 +7,11 @@ declared as DVC plots):
 - ``requirement_survival``: per workload, the share of valid trials in which each requirement
   passed, for each agent and arm (which requirement an arm loses);
 - ``withholding``: tests passed against the number of withheld facts, beside the published linear
-  prediction, when the study withholds facts.
+  prediction, when the study withholds facts;
+- ``survival_curve``: net retention against the cut point, one panel per workload and kind of cut
+  (the N-th edit, the N-th answered call, a share of the uninterrupted run's tokens, a token
+  count), one line per arm and agent, the uninterrupted control's retention as its ceiling, when
+  the study sweeps at least two cut points of one kind.
 
 Every title says what produced its rows (reference policies are labelled as such). The files are
 byte-for-byte reproducible: no dates, fixed SVG ids.
@@ -21,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-PLOTS = ("net_by_arm", "tokens_vs_net", "requirement_survival", "withholding")
+PLOTS = ("net_by_arm", "tokens_vs_net", "requirement_survival", "withholding", "survival_curve")
 FORMATS = ("png", "svg")
 CONTROL_VARIANT = "uninterrupted"  # the no-cleave control: left out of the survival map when cut runs exist
 
@@ -64,7 +68,7 @@ def write_plots(out_dir: Path, scorecards: pd.DataFrame, board: pd.DataFrame, st
             old.unlink()
     if board.empty:
         return []
-    from sdcs_bench.pipeline.aggregate import source_label
+    from sdcs_bench.pipeline.labels import source_label
 
     scorecards = scorecards.assign(source=[source_label(*r) for r in
                                            scorecards[["agent_kind", "model", "harness"]].itertuples(index=False)])
@@ -72,6 +76,7 @@ def write_plots(out_dir: Path, scorecards: pd.DataFrame, board: pd.DataFrame, st
                *_requirement_survival(plt, out_dir, scorecards, study)]
     if board["withheld_k"].notna().any():
         written += _withholding(plt, out_dir, board, study)
+    written += _survival_curve(plt, out_dir, board, study)
     plt.close("all")
     return written
 
@@ -90,7 +95,7 @@ def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pat
     board = board.assign(retention=board["net"] / board["n_requirements"],
                          series=board["workload"] + " · " + board["variant"])
     agents = list(dict.fromkeys(board["agent"]))
-    from sdcs_bench.pipeline.aggregate import arm_order
+    from sdcs_bench.pipeline.labels import arm_order
 
     arms = arm_order(board["arm"])
     series = list(dict.fromkeys(board["series"]))
@@ -118,7 +123,7 @@ def _tokens_vs_net(plt, out_dir: Path, cards: pd.DataFrame, board: pd.DataFrame,
     cards = cards[cards["valid"].astype(bool)]
     cards = cards.assign(retention=cards["net"] / cards["n_requirements"])
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    from sdcs_bench.pipeline.aggregate import arm_order
+    from sdcs_bench.pipeline.labels import arm_order
 
     groups = dict(list(cards.groupby("arm")))
     for arm, rows in ((arm, groups[arm]) for arm in arm_order(groups)):
@@ -193,3 +198,56 @@ def _withholding(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pa
     ax.legend(fontsize=7)
     ax.set_title(f"Study {study}: the withholding curve\n({_sources(rows)})", fontsize=9)
     return _save(fig, out_dir, "withholding")
+
+
+# kind of cut -> what its x axis counts (docs/protocol.md#cut-points)
+CUT_AXES = {"nth_py_edit": "cut at the N-th .py edit", "after_turns": "cut at the N-th answered model call",
+            "after_token_share": "cut at this % of the uninterrupted run's tokens",
+            "after_tokens": "cut once the session's tokens reach"}
+
+
+def cut_points(board: pd.DataFrame) -> pd.DataFrame:
+    """The board's rows cut by a rule with a count (``cut_kind``, ``cut_at``), with their net
+    retention; a study's survival curve."""
+    if "cut_rule" not in board:
+        return pd.DataFrame()
+    rules = board["cut_rule"].fillna("").astype(str)
+    kind = rules.str.partition(":")[0]
+    at = pd.to_numeric(rules.str.partition(":")[2], errors="coerce")
+    rows = board.assign(cut_kind=kind, cut_at=at, retention=board["net"] / board["n_requirements"])
+    return rows[rows["cut_kind"].isin(list(CUT_AXES)) & rows["cut_at"].notna()]
+
+
+def _survival_curve(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Path]:
+    points = cut_points(board)
+    panels = [(w, k) for (w, k), part in points.groupby(["workload", "cut_kind"], sort=True)
+              if part["cut_at"].nunique() >= 2]
+    if not panels:
+        return []
+    control = board[board["variant"] == CONTROL_VARIANT].assign(
+        retention=lambda b: b["net"] / b["n_requirements"]).set_index(["workload", "arm", "agent"])["retention"]
+    from sdcs_bench.pipeline.labels import arm_order
+
+    fig, axes = _grid(plt, len(panels), width=4.6, height=3.4)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, (workload, kind) in zip(axes, panels):
+        part = points[(points["workload"] == workload) & (points["cut_kind"] == kind)]
+        lines = [(arm, agent) for arm in arm_order(part["arm"]) for agent in sorted(set(part[part["arm"] == arm]["agent"]))]
+        for i, (arm, agent) in enumerate(lines):
+            line = part[(part["arm"] == arm) & (part["agent"] == agent)].sort_values("cut_at")
+            colour = colours[i % len(colours)]
+            ax.plot(line["cut_at"], line["retention"], marker="o", color=colour, label=f"{arm} · {agent}")
+            ceiling = control.get((workload, arm, agent))
+            if ceiling is not None and ceiling == ceiling:
+                ax.axhline(ceiling, color=colour, linestyle="--", linewidth=0.8, alpha=0.6)
+        ax.set_ylim(-0.05, 1.05)
+        if kind != "after_token_share":
+            from matplotlib.ticker import MaxNLocator
+
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(CUT_AXES[kind], fontsize=8)
+        ax.set_ylabel("net / requirements")
+        ax.set_title(f"{workload} · {kind} ({_sources(part)})", fontsize=9)
+        ax.legend(fontsize=6, title="arm · agent (dashed: uninterrupted)", title_fontsize=6)
+    fig.suptitle(f"Study {study}: survival against the cut point")
+    return _save(fig, out_dir, "survival_curve")

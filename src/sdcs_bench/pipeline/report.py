@@ -33,7 +33,8 @@ import pandas as pd
 
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline import leaderboard as lb
-from sdcs_bench.pipeline.aggregate import by_hand_cards, source_label
+from sdcs_bench.pipeline.aggregate import by_hand_cards
+from sdcs_bench.pipeline.labels import source_label
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import StudyLayout, TrialLayout
 

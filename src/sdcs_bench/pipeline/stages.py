@@ -28,7 +28,8 @@ from sdcs_bench.scoring.sentinels import SentinelSettings
 from sdcs_bench.session.runner import run_session
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
-from sdcs_bench.pipeline.layout import CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, trial_layout
+from sdcs_bench.pipeline.layout import (CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, TrialLayout,
+                                        trial_layout)
 from sdcs_bench.trial.spec import TrialSpec
 from sdcs_bench.trial.standards import layout_for
 
@@ -110,6 +111,37 @@ def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     return _finish(stage_dir, "scaffold", trial, started, [], baseline_commit=meta["baseline_commit"], **extra)
 
 
+def baseline_tokens(card: dict[str, Any]) -> int:
+    """What a finished trial spent: its model tokens, or for a reference policy (which calls no
+    model) the tokens its meter counted, summed over its sessions."""
+    if card["tokens"].get("source") != "none" and card["tokens"].get("total"):
+        return int(card["tokens"]["total"])
+    return sum(int(s.get("meter_tokens") or 0) for s in card["diagnostics"]["sessions"])
+
+
+def _resolve_cut(trial: TrialSpec, index: int, stage_dir: Path):
+    """Session ``index`` of the trial, with an ``after_token_share:P`` rule resolved to
+    ``after_tokens:T`` from the uninterrupted control's scorecard (and what it was resolved from)."""
+    import dataclasses
+
+    session = trial.schedule[index - 1]
+    if not session.cleave.needs_baseline:
+        return session, None
+    control = (trial.raw.get("token_baseline") or {}).get("trial")
+    if not control:
+        raise SpecSnapError(f"trial {trial.trial_id}: its cut {session.cleave} needs the uninterrupted control's "
+                            "tokens, and its trial file names no control; rerun `specsnap plan`")
+    path = Path(TrialLayout(trial_layout(stage_dir).study_dir, control).file("score", SCORECARD))
+    try:
+        card = json.loads(path.read_text())
+    except (OSError, ValueError):
+        raise SpecSnapError(f"trial {trial.trial_id}: the control {control} has no scorecard yet ({path})") from None
+    spent = baseline_tokens(card)
+    rule = session.cleave.resolved(spent)
+    return dataclasses.replace(session, cleave=rule), {"rule": str(session.cleave), "control": control,
+                                                       "control_tokens": spent, "resolved": str(rule)}
+
+
 def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir: Path) -> dict[str, Any]:
     """Run one session from its predecessor's snapshot. An infrastructure failure (the harness died
     before its first model call; the provider was overloaded) is retried from the same snapshot
@@ -122,13 +154,14 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     retries, backoff = trial.session.infra_retries, trial.session.infra_backoff_s
     facts = WorkloadFacts.from_data(trial.session_coherence(index))  # bad coherence data fails here, before the session
     failed: list[dict[str, Any]] = []
+    session, share = _resolve_cut(trial, index, stage_dir)
     for attempt in range(retries + 1):
         restore_snapshot(prev_stage, trial.sandbox_dir)
         before = workspace_state(trial.sandbox_dir)
         record = run_session(
             trial_id=trial.trial_id,
             index=index,
-            session=trial.schedule[index - 1],
+            session=session,
             workload=trial.workload,
             arm=trial.arm,
             agent_cfg=trial.agent,
@@ -148,6 +181,8 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             )
         time.sleep(backoff * 2**attempt)
     record["infra_attempts"] = failed
+    if share is not None:
+        record["cleave"]["share"] = share
     # Every declared output exists: an empty ledger (no model was called), an empty diff (no cleave).
     atomic_write(stage_dir / CLEAVE_DIFF, record["cleave"].get("diff", "") if record["cleave"].get("fired") else "")
     (stage_dir / LEDGER).touch()

@@ -410,6 +410,9 @@ def score_sandbox(
                     "cut_by": r["cleave"].get("by") if r["cleave"].get("fired") else None,
                     "cut_at_turns": r["cleave"].get("at_turns"),
                     "cut_at_tokens": r["cleave"].get("at_tokens"),
+                    "cut_share": r["cleave"].get("share"),
+                    "meter_tokens": (r["cleave"].get("counted") or {}).get("tokens")
+                    if (r["cleave"].get("counted") or {}).get("by") == "meter" else None,
                     "edit_uncommitted": r["cleave"].get("edit_uncommitted"),
                     "stopped_by": r["cleave"].get("stopped_by"),
                     "tokens_source": r["tokens"].get("source"),

@@ -112,6 +112,8 @@ class CleaveController:
 
     def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0,
                  judge_timeout_s: float = JUDGE_TIMEOUT_S, meter_files: bool = False) -> None:
+        if rule.needs_baseline:
+            raise ValueError(f"the cut {rule} must be resolved against its control's tokens before the session")
         self.workdir = workdir.resolve()
         self.rule = rule
         # Model calls counted so far (answered calls, and their tokens): the proxy's count, or for a
@@ -396,8 +398,29 @@ class CleaveController:
         except (ValueError, KeyError, TypeError):
             raise RuntimeError(f"a meter question the watcher cannot read: {data[:200] if data else data!r}") from None
         tokens = meter_tokens(*texts)
-        if not self.count_call(tokens, by="meter", step=step or None):
-            self._touch(f"ack.meter.{token}")
+        if not self.count_call(tokens, by="meter", step=step or None) and self.rule.metered:
+            self._touch(f"ack.meter.{token}")  # (under another rule the policy does not wait)
+
+    def _count_left_meters(self) -> None:
+        """Count the meter files of steps the watcher did not see (a session with no cut rule runs
+        no watcher; the policy then writes them without waiting), in the policy's order."""
+        try:
+            with safefs.open_dir(self.workdir, CONTROL) as fd:
+                names = [n for n in os.listdir(fd) if n.startswith("meter.") and not n.endswith(".tmp")]
+        except OSError:
+            return
+        def order(name: str) -> tuple[int, ...]:
+            return tuple(int(p) if p.isdigit() else -1 for p in name.split(".")[1:])
+        for name in sorted(names, key=order):
+            token = name[len("meter."):]
+            if f"meter.{token}" in self._answered:
+                continue
+            self._answered.add(f"meter.{token}")
+            try:
+                self._meter(token)
+            except RuntimeError as exc:
+                if self.rule.active:  # (a meter no rule reads is a record, not a reason to fail)
+                    self.errors.append(str(exc))
 
     # -- questions answered through the event stream ---------------------------------------------
     def control_event(self, name: str) -> None:
@@ -408,7 +431,10 @@ class CleaveController:
                 except ValueError:
                     return
                 self._barrier.notify_all()
-        elif name.startswith("meter.") and not name.endswith(".tmp") and self.meter_files:
+        elif name.startswith("meter.") and not name.endswith(".tmp") and self.meter_files and self.rule.metered:
+            # A reference policy's meter, asked before each step under a token or turn rule. (Under
+            # any other rule its files are counted when the session ends: tokenizing here would
+            # hold up the judging of the writes that follow.)
             token = name[len("meter."):]
             with self._lock:
                 if f"meter.{token}" in self._answered:
@@ -534,6 +560,8 @@ class CleaveController:
             self._observer.stop()
             self._observer.join(timeout=10)
         self._stopping = True
+        if self.meter_files:
+            self._count_left_meters()
         try:
             with safefs.open_dir(self.workdir, CONTROL) as fd:
                 for name in os.listdir(fd):

@@ -325,8 +325,8 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_be
         else:
             record["no_cleave"] = not integrity["unseen_edits"]
             record["missed"] = bool(integrity["unseen_edits"])  # qualifying edits the watcher did not see
-    if rule.metered:
-        # the count the rule read: answered model calls and their tokens (a reference policy: its meter)
+    if rule.metered or controller.meter_files:
+        # answered model calls and their tokens as a cut rule counts them (a reference policy: its meter)
         record["counted"] = {"calls": controller.calls, "tokens": controller.tokens,
                              "by": "meter" if controller.meter_files else "proxy", "per_call": controller.call_tokens}
     if controller.errors:

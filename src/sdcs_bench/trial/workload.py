@@ -23,11 +23,14 @@ NEUTRAL_PROMPT = (
     "packages, verify all tests pass, and commit your work."
 )
 
-CLEAVE_KINDS = ("none", "first_py_edit", "nth_py_edit", "first_py_edit_after_commit", "after_tokens", "after_turns")
+CLEAVE_KINDS = ("none", "first_py_edit", "nth_py_edit", "first_py_edit_after_commit", "after_tokens", "after_turns",
+                "after_token_share")
 # Rules that count something else than .py edits: the session's model tokens or answered model
 # calls (the proxy's count; a reference policy's meter, docs/protocol.md#cut-points).
-METER_KINDS = ("after_tokens", "after_turns")
-_COUNTED = {"nth_py_edit": "nth_py_edit:3", "after_tokens": "after_tokens:20000", "after_turns": "after_turns:5"}
+# ``after_token_share:P`` is ``after_tokens`` at P percent of the same agent's uninterrupted run.
+METER_KINDS = ("after_tokens", "after_turns", "after_token_share")
+_COUNTED = {"nth_py_edit": "nth_py_edit:3", "after_tokens": "after_tokens:20000", "after_turns": "after_turns:5",
+            "after_token_share": "after_token_share:50"}
 _REQ_HEADING = re.compile(r"^### (?P<id>[A-Z][A-Z0-9]*-[A-Z0-9-]+) — (?P<title>.+)$", re.MULTILINE)
 
 
@@ -35,7 +38,9 @@ _REQ_HEADING = re.compile(r"^### (?P<id>[A-Z][A-Z0-9]*-[A-Z0-9-]+) — (?P<title
 class CleaveRule:
     """When a session is stopped: never, at the N-th qualifying ``.py`` write (``first_py_edit`` is
     N = 1; tier 1's rule counts only after the agent's first commit), once the session's model
-    tokens reach N (``after_tokens:N``), or at its N-th answered model call (``after_turns:N``)."""
+    tokens reach N (``after_tokens:N``), or N percent of what the same agent's uninterrupted run
+    spent (``after_token_share:N``, resolved to ``after_tokens`` before the session), or at its
+    N-th answered model call (``after_turns:N``)."""
 
     kind: str
     n: int = 1
@@ -62,6 +67,17 @@ class CleaveRule:
     def metered(self) -> bool:
         """Whether the rule counts model tokens or calls instead of ``.py`` edits."""
         return self.kind in METER_KINDS
+
+    @property
+    def needs_baseline(self) -> bool:
+        """Whether the rule is a share of the uninterrupted run's tokens, known only once that ran."""
+        return self.kind == "after_token_share"
+
+    def resolved(self, baseline_tokens: int) -> CleaveRule:
+        """``after_token_share:P`` as ``after_tokens:T``, T = ceil(P% of ``baseline_tokens``), at least 1."""
+        if not self.needs_baseline:
+            return self
+        return CleaveRule("after_tokens", max(1, -(-self.n * int(baseline_tokens) // 100)))
 
     @property
     def edit_limit(self) -> int | None:
