@@ -220,14 +220,24 @@ def per_trial(value):
 
 
 def api_units(provider):
-    """Resource: 1 for a session that calls ``provider``'s API, else 0."""
-    return per_trial(lambda row: int(row.get("api") == provider))
+    """Resource: 1 for a session that calls ``provider``'s API, else 0 (in a handoff, the sessions
+    after the first are the successor's)."""
+    if not any(row.get("successor_api") for row in CELLS.values()):
+        return per_trial(lambda row: int(row.get("api") == provider))
+
+    def units(wildcards):
+        row = cell(wildcards.trial)
+        api = row["successor_api"] if row.get("successor_api") and int(wildcards.k) >= 2 else row.get("api")
+        return int(api == provider)
+
+    return declared(units)
 
 
 # The api_<provider> resources of a session, in a plan where some session calls an API. Snakemake
 # evaluates every declared resource of every job, so a plan of reference policies declares none.
 API_RESOURCES = ({f"api_{p}": api_units(p) for p in API_PROVIDERS}
-                 if any(row.get("api", "none") != "none" for row in CELLS.values()) else {})
+                 if any(row.get(col) not in (None, "", "none") for row in CELLS.values() for col in ("api", "successor_api"))
+                 else {})
 
 
 def runtime_min(stage_kind):

@@ -56,44 +56,42 @@ class _World:
 
 
 def expected_reference_score(
-    workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any]
+    workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any],
+    successor: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave", "poison_survived"}`` (and, on
     a standards workload, ``standards``: the decision counts), or ``None`` when the agent is not a
-    reference policy."""
-    if not agent.get("reference"):
+    reference policy. With a ``successor`` (a handoff: it runs every session after the first), the
+    closed form of the pair, when both are reference policies."""
+    if not agent.get("reference") or (successor is not None and not successor.get("reference")):
         return None
     if workload.facts is not None:
         return expected_fact_score(workload, arm, agent, variant)
-    policy = agent.get("policy", {})
-    if policy.get("standards"):
-        return _standards_policy(workload, variant, policy)
-    if policy.get("on_missing_fact"):  # a fact-driven policy finds no authored fact here: it writes nothing
-        policy = {**policy, "acts": False}
+    if agent.get("policy", {}).get("standards"):
+        return _standards_policy(workload, variant, agent["policy"])
     reqs = workload.requirements
-    notes_on = places_notes_file(arm)
-    style = policy.get("notes", "none") if notes_on else "none"
-    oracle = policy.get("knows_sprint") == "always"
+    first = _PolicyModel.of(agent, workload, arm)
+    then = _PolicyModel.of(successor, workload, arm) if successor is not None else first
     world = _World(baseline_done=workload.baseline_gold is None)
     inject = variant.get("inject") or None
     hashes = arm_records_hashes(arm)
-    hinted = hinted_bugs(workload, arm, policy)
     no_cleave = False
     sessions = effective_schedule(workload, variant)
     control_tokens = None
     if any(s.cleave.needs_baseline for s in sessions):
-        # A cut at a share of the uninterrupted run's tokens: that run's meter, in closed form too.
+        # A cut at a share of the uninterrupted run's tokens: that run's meter, in closed form too
+        # (one session: the first agent's).
         control = _World(baseline_done=workload.baseline_gold is None)
         control_tokens = 0
         for s in effective_schedule(workload, {"name": "uninterrupted", "schedule": "single_session"}):
-            if policy.get("acts", True):
-                _run_session(control, workload, s.prompt, s.cleave, policy, style, oracle, True, hashes, hinted)
+            if first.acts:
+                _run_session(control, workload, s.prompt, s.cleave, first, True, hashes)
                 control_tokens += control.meter.tokens
         sessions = tuple(replace(s, cleave=s.cleave.resolved(control_tokens)) for s in sessions)
     for index, session in enumerate(sessions, start=1):
-        if policy.get("acts", True):
-            cut = _run_session(world, workload, session.prompt, session.cleave, policy, style, oracle, index == 1,
-                               hashes, hinted)
+        who = first if index == 1 else then
+        if who.acts:
+            cut = _run_session(world, workload, session.prompt, session.cleave, who, index == 1, hashes)
             if index == 1 and session.cleave.active and not cut:
                 no_cleave = True
         else:
@@ -128,6 +126,30 @@ def expected_reference_score(
         written = {r.id: policy_forms(layout, "gold") for r in reqs if world.disk.get(r.id) == "gold"}
         result["standards"] = expected_decisions(workload.standards, layout, written)
     return result
+
+
+@dataclass(frozen=True)
+class _PolicyModel:
+    """What the closed form needs of one gold-patch policy in one arm: its settings, the notes it
+    keeps (only where the arm placed a notes file), whether it knows the sprint, the bugs it knows
+    from hints."""
+
+    policy: dict
+    style: str
+    oracle: bool
+    hinted: frozenset[str]
+
+    @property
+    def acts(self) -> bool:
+        return self.policy.get("acts", True)
+
+    @classmethod
+    def of(cls, agent: dict[str, Any], workload: Workload, arm: Arm) -> _PolicyModel:
+        policy = agent.get("policy", {})
+        if policy.get("on_missing_fact"):  # a fact-driven policy finds no authored fact here: it writes nothing
+            policy = {**policy, "acts": False}
+        style = policy.get("notes", "none") if places_notes_file(arm) else "none"
+        return cls(policy, style, policy.get("knows_sprint") == "always", frozenset(hinted_bugs(workload, arm, policy)))
 
 
 def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict) -> dict[str, Any]:
@@ -188,9 +210,10 @@ def arm_records_hashes(arm: Arm) -> bool:
     return any(f.generator == "app_map" and f.options.get("hashes") for f in arm.files)
 
 
-def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, policy: dict,
-                 style: str, oracle: bool, first: bool, hashes: bool, hinted: set[str]) -> bool:
+def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, who: _PolicyModel,
+                 first: bool, hashes: bool) -> bool:
     """One session of a gold-patch policy; whether its cleave cut it."""
+    policy, style, oracle, hinted = who.policy, who.style, who.oracle, who.hinted
     reqs = workload.requirements
     meter = world.meter = _Meter(cleave)
 

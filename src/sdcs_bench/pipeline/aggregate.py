@@ -13,7 +13,7 @@ from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
-from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE, source_label
+from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE, handoff_label, source_label
 from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
 from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 
@@ -77,6 +77,8 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "requirements": json.dumps(card["requirements"], sort_keys=True),
         **_standards_columns(card.get("standards"), expected.get("standards")),
         "cut_rule": _cut_rule(diag["sessions"]),
+        "successor_source": source_label(succ["agent_kind"], succ.get("model"), succ.get("harness"))
+        if (succ := card.get("successor")) else "",
     }
 
 
@@ -249,7 +251,8 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
                "turns": float("nan"), "baseline_ok": float("nan"), **dict.fromkeys(STANDARDS_MEANS, float("nan")),
                "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
                "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
-               "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None}
+               "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None,
+               "successor_source": ""}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
@@ -266,7 +269,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         expected_abstention=("expected_abstention", "first"), withheld_k=("withheld_k", "first"),
         abstention=("abstention", lambda s: " | ".join(sorted({v for v in s.dropna()})) or None),
         withhold_mode=("withhold_mode", "first"), withhold_when=("withhold_when", "first"),
-        cut_rule=("cut_rule", "first"),
+        cut_rule=("cut_rule", "first"), successor_source=("successor_source", "first"),
     )
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
@@ -277,7 +280,10 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     )
     board = counts.join(scores, how="left").reset_index()
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
-    board["source"] = [source_label(*row) for row in board[["agent_kind", "model", "harness"]].itertuples(index=False)]
+    # A handoff names both agents: "<first>, then <successor>" (one label when both are the same kind).
+    board["source"] = [handoff_label(source_label(kind, model, harness), then)
+                       for kind, model, harness, then in board[["agent_kind", "model", "harness", "successor_source"]]
+                       .fillna("").itertuples(index=False)]
     cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,

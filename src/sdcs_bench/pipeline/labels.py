@@ -35,3 +35,9 @@ def source_label(agent_kind: str, model: str | None = None, harness: str | None 
     if agent_kind == BY_HAND_KIND:
         return f"by hand: {model or 'model not given'} via {harness or 'harness not given'} (tokens as reported)"
     return f"real agent: {model} via {harness}"
+
+
+def handoff_label(first: str, then: str | None) -> str:
+    """A handoff trial's source: both agents' labels (just one when they read the same, as two
+    reference policies do)."""
+    return first if not then or then == first else f"{first}, then {then}"

@@ -37,10 +37,14 @@ from sdcs_bench.pipeline.repos import repo_plan
 from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
 from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
-GRID_AXES = ("workload", "arm", "agent", "variant", "seed")
+GRID_AXES = ("workload", "arm", "agent", "variant", "seed", "successor")
+# ``successor``: the agent that runs every session after the first (docs/protocol.md#handoff);
+# ``same`` (the default, when a study's grid names no successor) is the first agent itself.
+SAME = "same"
+HANDOFF = ".then."  # in a trial's agent name: <first agent>.then.<successor>
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
                 "session_runtime_min", "score_runtime_min", "config", "source", "environment", "image",
-                "score_image", "baseline")
+                "score_image", "baseline", "successor_api")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 
 
@@ -172,7 +176,28 @@ def _check_grid(grid: dict[str, list]) -> None:
                 raise SpecSnapError(f"seeds must be non-negative integers, got {values}")
             continue
         for value in values:
+            if axis == "successor":
+                if str(value) != SAME and str(value) not in config.options("agent"):
+                    raise unknown("successor", str(value), [SAME, *config.options("agent")])
+                continue
             config.check_option(axis, str(value))  # (a variant may be composed: a+b)
+
+
+def handoff_name(agent: str, successor: str) -> str:
+    """The name a trial's agent goes by: the agent, or ``<agent>.then.<successor>`` for a handoff."""
+    return agent if successor in (SAME, agent) else f"{agent}{HANDOFF}{successor}"
+
+
+def check_handoff(first: dict[str, Any], second: dict[str, Any], workload) -> None:
+    """A handoff runs with any pair of agents, with one exception: the fact-driven and standards
+    reference policies keep state of their own kind (facts found, a task queue), so their closed
+    forms are defined for a trial they run alone."""
+    for cfg in (first, second):
+        policy = cfg.get("policy", {}) if cfg.get("reference") else {}
+        if policy.get("acts", True) and (policy.get("on_missing_fact") or policy.get("standards")):
+            raise SpecSnapError(f"reference policy {cfg['name']!r} runs a whole trial alone; hand off between "
+                                "gold-patch reference policies (ref_oracle, ref_amnesiac, ref_verbatim_notes, ...) "
+                                "or real agents")
 
 
 def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str]:
@@ -303,11 +328,12 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         if not isinstance(cfg.get(key), dict):
             example = {"sandbox": "sandbox.backend=local"}.get(key, f"{key}.timeout_s=600")
             raise SpecSnapError(f"bad override: {key} is a group of settings (e.g. {example}), not {cfg.get(key)!r}")
-    grid = {**cfg["study"]["grid"], **grid_overrides}
+    grid = {"successor": [SAME], **cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
     config.prefetch((axis, name) for axis in ("agent", "arm", "variant") for name in grid[axis])
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
-    agents = {name: check_agent_ready(config.entity("agent", name)) for name in grid["agent"]}
+    agents = {name: check_agent_ready(config.entity("agent", name))
+              for name in dict.fromkeys([*grid["agent"], *(s for s in grid["successor"] if s != SAME)])}
     trials = []
     full_check = []  # per trial: validate all of it, or only what differs from an equal trial of another seed
     # Everything a trial holds but its seed is worked out once per workload, arm, variant and pair of
@@ -323,9 +349,13 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     sources: set[str] = set()
     metered: set[tuple[str, str, str]] = set()
     sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
-    for wid, arm_name, agent_name, variant_name, seed in itertools.product(*(grid[a] for a in GRID_AXES)):
+    planned: set[str] = set()
+    for wid, arm_name, agent_name, variant_name, seed, successor in itertools.product(*(grid[a] for a in GRID_AXES)):
         if progress:
             progress()
+        successor = SAME if successor == agent_name else successor
+        if trial_id(wid, arm_name, handoff_name(agent_name, successor), variant_name, seed) in planned:
+            continue  # (a successor equal to the agent: the trial without a handoff, planned once)
         if wid not in workloads:
             workload = load_workload(wid)
             record = {"id": workload.id, "dir": _relative(workload.root), "fingerprint": workload.fingerprint()}
@@ -347,6 +377,10 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         agent_cfg, variant_cfg = agents[agent_name], variants[variant_name]
         if (agent_name, wid) not in sandboxes:  # a policy that cannot run this workload fails here
             check_policy_fits(workload, agent_cfg)
+        second = agents[successor] if successor != SAME else None
+        if second is not None and (successor, wid) not in sandboxes:
+            check_policy_fits(workload, second)
+            check_handoff(agent_cfg, second, workload)
         if (wid, variant_name) not in schedules:
             schedule = effective_schedule(workload, variant_cfg)
             layout_for(workload, variant_cfg)  # a standards layout the workload cannot take fails here
@@ -356,13 +390,22 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 trial_stages(workload, variant_cfg, len(schedule)),
             )
         schedule_cfg, stages = schedules[wid, variant_name]
-        if (agent_name, wid, variant_name) not in metered:
-            check_policy_meters(agent_cfg, variant_cfg, [CleaveRule.parse(s["cleave"]) for s in schedule_cfg])
-            metered.add((agent_name, wid, variant_name))
+        for who in (agent_cfg, second) if second is not None else (agent_cfg,):
+            if (who["name"], wid, variant_name) not in metered:
+                check_policy_meters(who, variant_cfg, [CleaveRule.parse(s["cleave"]) for s in schedule_cfg])
+                metered.add((who["name"], wid, variant_name))
         if (agent_name, wid) not in sandboxes:
             sandboxes[agent_name, wid] = sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg, workload)
-        tid = trial_id(wid, arm_name, agent_name, variant_name, seed)
-        baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, agent_name, CONTROL_VARIANT, seed)}}
+        if second is not None and (successor, wid) not in sandboxes:
+            sandboxes[successor, wid] = sandbox_settings(backend, cfg["sandbox"], Path(results), second, workload)
+            if sandboxes[successor, wid] != sandboxes[agent_name, wid]:
+                raise SpecSnapError(f"a handoff from {agent_name} to {successor} on {wid} needs one sandbox for both, "
+                                    f"and the {backend} backend gives them different images; name one image that "
+                                    "holds both harnesses (sandbox.docker.image=harnesses) or use bwrap")
+        name = handoff_name(agent_name, successor)
+        tid = trial_id(wid, arm_name, name, variant_name, seed)
+        planned.add(tid)
+        baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, name, CONTROL_VARIANT, seed)}}
                     if any(CleaveRule.parse(s["cleave"]).needs_baseline for s in schedule_cfg) else {})
         trials.append(
             {
@@ -372,6 +415,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "workload": workload_record,
                 "arm": arm_cfgs[arm_name, wid],
                 "agent": agent_cfg,
+                **({"successor": second} if second is not None else {}),
                 "variant": variant_cfg,
                 "seed": seed,
                 "schedule": schedule_cfg,
@@ -382,7 +426,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "scoring": cfg["scoring"],
             }
         )
-        combo = (wid, arm_name, agent_name, variant_name)
+        combo = (wid, arm_name, name, variant_name)
         full_check.append(combo not in seen)
         seen.add(combo)
     if backend == "docker":  # the images' build contexts and what they copy in: a change plans new images
@@ -512,13 +556,17 @@ def render_plan(plan: Plan) -> dict[Path, str]:
     for t in plan.trials:
         writer.writerow(
             [
-                t["trial_id"], t["workload"]["id"], t["arm"]["name"], t["agent"]["name"], t["variant"]["name"],
-                t["seed"], str(bool(t["agent"].get("reference"))).lower(), t["agent"].get("provider", "none"),
+                t["trial_id"], t["workload"]["id"], t["arm"]["name"],
+                handoff_name(t["agent"]["name"], t["successor"]["name"] if t.get("successor") else SAME),
+                t["variant"]["name"], t["seed"],
+                str(bool(t["agent"].get("reference")) and bool((t.get("successor") or t["agent"]).get("reference"))).lower(),
+                t["agent"].get("provider", "none"),
                 api_provider(t["agent"]),
                 ",".join(t["stages"]), *runtimes_min(t), (trials_dir / f"{t['trial_id']}.json").as_posix(),
                 *repo_records(t), *(t["sandbox"].get("docker", {}).get(k, "") for k in ("image_record",
                                                                                           "score_image_record")),
                 t.get("token_baseline", {}).get("trial", ""),
+                api_provider(t["successor"]) if t.get("successor") else "",
             ]
         )
     files[plan.directory / "cells.tsv"] = buf.getvalue()

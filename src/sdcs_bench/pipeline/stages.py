@@ -164,7 +164,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             session=session,
             workload=trial.workload,
             arm=trial.arm,
-            agent_cfg=trial.agent,
+            agent_cfg=trial.agent_for(index),
             workdir=trial.sandbox_dir,
             stage_dir=stage_dir,
             backend=make_backend(trial.backend, trial.sandbox_options),
@@ -187,7 +187,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     atomic_write(stage_dir / CLEAVE_DIFF, record["cleave"].get("diff", "") if record["cleave"].get("fired") else "")
     (stage_dir / LEDGER).touch()
     coherence = analyse_session(
-        harness=str(trial.agent["harness"]), stage_dir=stage_dir, run_id=f"{trial.trial_id}/session_{index}",
+        harness=str(trial.agent_for(index)["harness"]), stage_dir=stage_dir, run_id=f"{trial.trial_id}/session_{index}",
         workdir=trial.sandbox_dir.resolve(), before=before, after=workspace_state(trial.sandbox_dir), facts=facts,
         agent_written=_agent_written_before(prev_stage), status=record["status"],
         import_roots=(trial.workload.import_root,))
@@ -298,7 +298,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             sessions=records, sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
             layout=layout_for(trial.workload, trial.variant),
         )
-    expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant)
+    expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant, successor=trial.successor)
     card = {**trial.labels(), **card, "withhold": withhold_report(trial, card),
             "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
             "expected": expected}

@@ -401,6 +401,8 @@ def score_sandbox(
             "sessions": [
                 {
                     "session": r["session"],
+                    "agent": r.get("agent"),
+                    "harness": r.get("harness"),
                     "status": r["status"],
                     "wall_s": r["wall_s"],
                     "turns": r["turns"],

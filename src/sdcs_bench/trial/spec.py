@@ -72,6 +72,7 @@ class TrialSpec:
     scoring_sentinels: dict[str, Any]
     work_dir: Path
     raw: dict[str, Any] = field(repr=False, compare=False)
+    successor: dict[str, Any] | None = None  # a handoff: the agent of every session after the first
     file: Path | None = field(default=None, compare=False)  # the trial file it was read from
 
     @classmethod
@@ -118,6 +119,7 @@ class TrialSpec:
                 scoring_sentinels=dict(data["scoring"]["sentinels"]),
                 work_dir=study_work_root(study_dir) / data["trial_id"],
                 raw=data,
+                successor=data.get("successor"),
             )
         except (KeyError, TypeError) as exc:
             raise SpecSnapError(f"trial {data.get('trial_id', '?')}: the trial file lacks {exc}; "
@@ -152,13 +154,23 @@ class TrialSpec:
     def arm(self) -> Arm:
         return Arm.from_config(self.arm_config)
 
+    def agent_for(self, index: int) -> dict[str, Any]:
+        """The agent that runs session ``index``: the successor after the first, in a handoff."""
+        return self.successor if self.successor is not None and index >= 2 else self.agent
+
+    @property
+    def agent_name(self) -> str:
+        """The trial's agent as its id, scorecard and leaderboard name it (``a.then.b``: a handoff)."""
+        return self.agent["name"] if self.successor is None else f"{self.agent['name']}.then.{self.successor['name']}"
+
     @property
     def agent_kind(self) -> str:
         return agent_kind(self.agent)
 
     @property
     def is_reference(self) -> bool:
-        return self.agent_kind == REFERENCE_KIND
+        """Only reference policies ran (every session of the trial)."""
+        return self.agent_kind == REFERENCE_KIND and (self.successor is None or agent_kind(self.successor) == REFERENCE_KIND)
 
     @property
     def api(self) -> str:
@@ -212,10 +224,13 @@ class TrialSpec:
             "trial": self.trial_id,
             "study": self.study,
             "run": self.run,
-            "agent": self.agent["name"],
+            "agent": self.agent_name,
             "agent_kind": self.agent_kind,
             "harness": self.agent["harness"],
             "model": self.agent.get("model"),
+            **({"successor": {"name": self.successor["name"], "agent_kind": agent_kind(self.successor),
+                              "harness": self.successor["harness"], "model": self.successor.get("model")}}
+               if self.successor is not None else {}),
             "variant": self.variant["name"],
             "seed": self.seed,
         }
