@@ -198,14 +198,9 @@ def test_a_turn_cut_that_is_never_reached_is_recorded_as_no_cleave(tmp_path):
 
 # -- reference policies through the pipeline ----------------------------------------------------------
 def _sweep(tmp_path: Path, name: str, **axes: list[str]):
-    from test_pipeline import snakemake
+    from test_pipeline import run_grid
 
-    import pandas as pd
-
-    grid = ["overrides=[" + ",".join(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()) + "]"]
-    run = snakemake(tmp_path, "--cores", "2", "--config", "study=cut_sweep", f"name={name}", *grid)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return pd.read_csv(tmp_path / "results" / name / "leaderboard.csv"), tmp_path / "results" / name
+    return run_grid(tmp_path, "cut_sweep", name, **axes)
 
 
 @pytest.mark.pipeline

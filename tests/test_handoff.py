@@ -80,14 +80,9 @@ def test_a_handoff_row_names_both_sources():
 
 
 def _snakemake(tmp_path: Path, name: str, **axes: list[str]):
-    from test_pipeline import snakemake
+    from test_pipeline import run_grid
 
-    import pandas as pd
-
-    grid = ["overrides=[" + ",".join(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()) + "]"]
-    run = snakemake(tmp_path, "--cores", "2", "--config", "study=smoke", f"name={name}", *grid)
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    return pd.read_csv(tmp_path / "results" / name / "leaderboard.csv"), tmp_path / "results" / name
+    return run_grid(tmp_path, "smoke", name, **axes)
 
 
 @pytest.mark.pipeline

@@ -23,6 +23,14 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
+def run_grid(workdir: Path, study: str, name: str, **axes: list[str]):
+    """Run ``study`` narrowed to ``axes`` under its own run ``name``; its leaderboard and directory."""
+    grid = ["overrides=[" + ",".join(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()) + "]"]
+    run = snakemake(workdir, "--cores", "2", "--config", f"study={study}", f"name={name}", *grid)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return pd.read_csv(workdir / "results" / name / "leaderboard.csv"), workdir / "results" / name
+
+
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("smoke-run")
