@@ -700,8 +700,7 @@ def proxy(
                 return
             count["calls"] += 1
             count["tokens"] += tokens
-            reached = count["tokens"] >= rule.n if rule.kind == "after_tokens" else count["calls"] >= rule.n
-            if reached:
+            if rule.reached(count["calls"], count["tokens"]):
                 count["reached"] = True
                 print(f"specsnap proxy: the cut {rule} was reached at call {count['calls']} (ledger row {seq}, "
                       f"{count['tokens']:,} tokens): stop the agent now; every later call is refused",

@@ -35,9 +35,7 @@ class _Meter:
         """Count one step before it is performed; True when it reaches the cut (it is then not)."""
         self.calls += 1
         self.tokens += meter_tokens(*texts)
-        if self.rule.kind == "after_tokens":
-            return self.tokens >= self.rule.n
-        return self.rule.kind == "after_turns" and self.calls >= self.rule.n
+        return self.rule.reached(self.calls, self.tokens)
 
     def cut_at(self) -> dict[str, int]:
         return {"at_turns": self.calls, "at_tokens": self.tokens}

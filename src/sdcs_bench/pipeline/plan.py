@@ -188,13 +188,18 @@ def handoff_name(agent: str, successor: str) -> str:
     return agent if successor in (SAME, agent) else f"{agent}{HANDOFF}{successor}"
 
 
+def _runs_alone(agent_cfg: dict[str, Any]) -> bool:
+    """A fact-driven or standards reference policy (one that acts): it keeps state of its own kind
+    (facts found, a task queue) and has no meter; its closed form is defined for a trial it runs
+    alone, cut by edits."""
+    policy = agent_cfg.get("policy", {}) if agent_cfg.get("reference") else {}
+    return bool(policy.get("acts", True) and (policy.get("on_missing_fact") or policy.get("standards")))
+
+
 def check_handoff(first: dict[str, Any], second: dict[str, Any], workload) -> None:
-    """A handoff runs with any pair of agents, with one exception: the fact-driven and standards
-    reference policies keep state of their own kind (facts found, a task queue), so their closed
-    forms are defined for a trial they run alone."""
+    """A handoff runs with any pair of agents but the policies that run a whole trial alone."""
     for cfg in (first, second):
-        policy = cfg.get("policy", {}) if cfg.get("reference") else {}
-        if policy.get("acts", True) and (policy.get("on_missing_fact") or policy.get("standards")):
+        if _runs_alone(cfg):
             raise SpecSnapError(f"reference policy {cfg['name']!r} runs a whole trial alone; hand off between "
                                 "gold-patch reference policies (ref_oracle, ref_amnesiac, ref_verbatim_notes, ...) "
                                 "or real agents")
@@ -268,9 +273,8 @@ def check_policy_meters(agent_cfg: dict[str, Any], variant_cfg: dict[str, Any], 
     """A token or turn cut rule counts model calls; a reference policy stands in with its meter,
     which only the gold-patch policies keep (docs/protocol.md#cut-points): the fact-driven and the
     standards policies refuse such a rule here, before any work."""
-    policy = agent_cfg.get("policy", {}) if agent_cfg.get("reference") else {}
     rules = sorted({str(rule) for rule in schedule if rule.metered})
-    if rules and policy.get("acts", True) and (policy.get("on_missing_fact") or policy.get("standards")):
+    if rules and _runs_alone(agent_cfg):
         raise SpecSnapError(f"variant {variant_cfg.get('name')!r} cuts by {', '.join(rules)}, which reference policy "
                             f"{agent_cfg['name']!r} does not meter; use an edit rule (nth_py_edit:N) with it, or a "
                             "gold-patch reference policy or a real agent")
@@ -344,7 +348,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     arms: dict[str, Arm] = {}
     arm_cfgs: dict[tuple[str, str], dict[str, Any]] = {}
     variants: dict[str, dict[str, Any]] = {}
-    schedules: dict[tuple[str, str], tuple[list[dict[str, str]], list[str]]] = {}
+    schedules: dict[tuple[str, str], tuple[list[dict[str, str]], list[str], list[CleaveRule]]] = {}
     seen: set[tuple[str, str, str, str]] = set()
     sources: set[str] = set()
     metered: set[tuple[str, str, str]] = set()
@@ -388,11 +392,12 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 [{"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
                  for s in schedule],
                 trial_stages(workload, variant_cfg, len(schedule)),
+                [s.cleave for s in schedule],
             )
-        schedule_cfg, stages = schedules[wid, variant_name]
+        schedule_cfg, stages, rules = schedules[wid, variant_name]
         for who in (agent_cfg, second) if second is not None else (agent_cfg,):
             if (who["name"], wid, variant_name) not in metered:
-                check_policy_meters(who, variant_cfg, [CleaveRule.parse(s["cleave"]) for s in schedule_cfg])
+                check_policy_meters(who, variant_cfg, rules)
                 metered.add((who["name"], wid, variant_name))
         if (agent_name, wid) not in sandboxes:
             sandboxes[agent_name, wid] = sandbox_settings(backend, cfg["sandbox"], Path(results), agent_cfg, workload)
@@ -406,7 +411,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         tid = trial_id(wid, arm_name, name, variant_name, seed)
         planned.add(tid)
         baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, name, CONTROL_VARIANT, seed)}}
-                    if any(CleaveRule.parse(s["cleave"]).needs_baseline for s in schedule_cfg) else {})
+                    if any(rule.needs_baseline for rule in rules) else {})
         trials.append(
             {
                 "trial_id": tid,

@@ -7,6 +7,7 @@ So every stage is restartable, cacheable, and can run as a cluster job on anothe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import tarfile
@@ -122,8 +123,6 @@ def baseline_tokens(card: dict[str, Any]) -> int:
 def _resolve_cut(trial: TrialSpec, index: int, stage_dir: Path):
     """Session ``index`` of the trial, with an ``after_token_share:P`` rule resolved to
     ``after_tokens:T`` from the uninterrupted control's scorecard (and what it was resolved from)."""
-    import dataclasses
-
     session = trial.schedule[index - 1]
     if not session.cleave.needs_baseline:
         return session, None

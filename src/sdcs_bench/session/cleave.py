@@ -34,7 +34,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from sdcs_bench.core import safefs
-from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips, refs
+from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips, refs, repository_format_problems
 from sdcs_bench.core.tokens import meter_tokens
 from sdcs_bench.sandbox.base import kill_group
 from sdcs_bench.sandbox.guard import qualifies
@@ -119,8 +119,6 @@ class CleaveController:
         # Model calls counted so far (answered calls, and their tokens): the proxy's count, or for a
         # reference policy (``meter_files``) the meter it asks through the control directory.
         self.meter_files = meter_files
-        self.calls = 0
-        self.tokens = 0
         self.call_tokens: list[int] = []  # each counted call's tokens, in order
         self.known_at_fire: set[str] | None = None
         self.exempt = list(exempt)
@@ -368,13 +366,8 @@ class CleaveController:
         with self._lock:
             if self.fired.is_set():
                 return True
-            self.calls += 1
-            self.tokens += max(0, int(tokens))
             self.call_tokens.append(max(0, int(tokens)))
-            if not self.rule.metered:
-                return False
-            reached = self.tokens >= self.rule.n if self.rule.kind == "after_tokens" else self.calls >= self.rule.n
-            if not reached:
+            if not self.rule.reached(self.calls, self.tokens):
                 return False
             self.record = {"fired": True, "by": by, "rule": str(self.rule), "path": None, "at_tokens": self.tokens,
                            "at_turns": self.calls, "after_call": self.calls, "at_s": round(time.monotonic() - self._t0, 4),
@@ -574,9 +567,14 @@ class CleaveController:
             pass
 
     @property
-    def edits(self) -> list[tuple[str, str | None]]:
-        with self._lock:
-            return list(self._edits)
+    def calls(self) -> int:
+        """Answered model calls counted so far (a reference policy: its metered steps)."""
+        return len(self.call_tokens)
+
+    @property
+    def tokens(self) -> int:
+        """Their tokens, in all."""
+        return sum(self.call_tokens)
 
     def watched(self) -> Watched:
         """What the watcher saw, for :func:`session_integrity` (call once the session ended)."""
@@ -674,6 +672,7 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
     try:
         tips, unreadable = ref_tips(repo)
         problems += [f"a file in .git the check cannot vouch for: {u}" for u in unreadable]
+        problems += repository_format_problems(repo)
         ref_errors: list[str] = []
         named = refs(repo, errors=ref_errors)
         problems += [f".git/{e} could not be read" for e in ref_errors]
@@ -690,8 +689,10 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
                 problems.append(f"git fsck finds the object store altered: {said}")
             new = sorted(view.reachable(tips) - commits_before)
             changes = view.commit_changes(new)
-            if rule.kind == "first_py_edit_after_commit":
-                parents = {c: view.out("rev-list", "--parents", "-n", "1", c).split()[1:] for c in new}
+            if rule.kind == "first_py_edit_after_commit" and new:
+                lines = view.out("rev-list", "--no-walk=unsorted", "--parents", "--stdin",
+                                 input="".join(f"{c}\n" for c in new)).splitlines()
+                parents = {ids[0]: ids[1:] for ids in (line.split() for line in lines) if ids}
     except (GitError, OSError) as exc:
         problems.append(f"the repository could not be read after the session: {exc}")
         new, changes = [], {}
@@ -699,8 +700,6 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
     if gitlinks:
         problems.append(f"commits made in the session hold submodule entries (the check cannot vouch for what "
                         f"they point to): {', '.join(gitlinks)}")
-    qualifying = {c: [(p, b) for p, b, _ in ch if qualifies(p, exempt)] for c, ch in changes.items()}
-    carrying = [c for c in new if qualifying[c]]
     if rule.metered:
         # A token or turn rule forbids no content, only work after the cut: any commit that was not
         # there when it fired. (No path is cut, so edits the watcher missed change nothing here.)
@@ -708,6 +707,8 @@ def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cl
         if late:
             problems.append(f"commits landed after the cut ({rule}): {', '.join(c[:12] for c in late)}")
         return _verdict(problems, late, new, [], cleave, after, watched, guard)
+    qualifying = {c: [(p, b) for p, b, _ in ch if qualifies(p, exempt)] for c, ch in changes.items()}
+    carrying = [c for c in new if qualifying[c]]
     cut = cleave.get("path")
     forbidden = {(cut, cleave.get("edit_blob")), (cut, after.get(cut or ""))} if cut else set()
     if rule.kind == "first_py_edit_after_commit":

@@ -61,14 +61,15 @@ def git_configuration(workdir: Path) -> dict[str, str]:
         git_dir = os.lstat(workdir / ".git")
     except OSError:
         git_dir = None
-    if git_dir is not None and not stat.S_ISDIR(git_dir.st_mode):
+    real = git_dir is not None and stat.S_ISDIR(git_dir.st_mode)
+    if git_dir is not None and not real:
         state[".git"] = _digest(workdir, ".git", git_dir)  # a link or a file: nothing under it is read
-    for rel in GIT_CONFIG_FILES if git_dir is not None and stat.S_ISDIR(git_dir.st_mode) else (".gitmodules",):
+    for rel in GIT_CONFIG_FILES if real else (".gitmodules",):
         try:
             state[rel] = _digest(workdir, rel, os.lstat(workdir / rel))
         except OSError:
             pass
-    for top in GIT_CONFIG_DIRS if git_dir is not None and stat.S_ISDIR(git_dir.st_mode) else ():
+    for top in GIT_CONFIG_DIRS if real else ():
         try:
             st = os.lstat(workdir / top)
         except OSError:

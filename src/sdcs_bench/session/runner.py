@@ -20,7 +20,7 @@ from sdcs_bench.session.cleave import CleaveController, known_commits, qualifyin
 from sdcs_bench.sandbox.guard import exempt_patterns
 from sdcs_bench.sandbox.guard_install import install_guard, set_guard, verify_guard
 from sdcs_bench.core import safefs
-from sdcs_bench.core.gitutil import GitError, RepoView, checked_git_dir, head
+from sdcs_bench.core.gitutil import GitError, RepoView, head
 from sdcs_bench.sandbox.leakcheck import leak_check
 from sdcs_bench.session.memory_files import git_configuration, repo_memory_changes, repo_state, state_changes
 from sdcs_bench.core.errors import SpecSnapError
@@ -338,11 +338,8 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_be
 
 def _remove_stale_git_locks(workdir: Path) -> list[str]:
     """Remove the regular files named ``*.lock`` under the sandbox's own ``.git`` (never through a
-    link: a ``.git`` that is not a real directory is left alone, and the integrity check reports it)."""
-    try:
-        checked_git_dir(workdir)
-    except GitError:
-        return []
+    link: the walk follows none, so a ``.git`` that is not a real directory yields nothing, and the
+    integrity check reports it)."""
     removed = []
     for rel, st in sorted(safefs.walk(workdir, rel=".git")):
         if not rel.endswith(".lock") or not stat.S_ISREG(st.st_mode):

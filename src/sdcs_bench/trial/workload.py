@@ -73,6 +73,13 @@ class CleaveRule:
         """Whether the rule is a share of the uninterrupted run's tokens, known only once that ran."""
         return self.kind == "after_token_share"
 
+    def reached(self, calls: int, tokens: int) -> bool:
+        """Whether a token or turn rule's cut is reached after ``calls`` answered calls that spent
+        ``tokens`` in all (never, for any other rule)."""
+        if self.kind == "after_tokens":
+            return tokens >= self.n
+        return self.kind == "after_turns" and calls >= self.n
+
     def resolved(self, baseline_tokens: int) -> CleaveRule:
         """``after_token_share:P`` as ``after_tokens:T``, T = ceil(P% of ``baseline_tokens``), at least 1."""
         if not self.needs_baseline:
