@@ -231,6 +231,19 @@ def test_a_share_cut_without_its_control_in_the_study_is_one_line_before_any_wor
     assert len(run.stderr.strip().splitlines()) == 1 and not any(tmp_path.iterdir())
 
 
+def test_only_the_control_of_a_share_cut_keeps_its_meter(tmp_path):
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--study", "cut_sweep", "--results",
+                          str(tmp_path), "--override", "workload=[tier_2]", "--override", "arm=[Vanilla]", "--override",
+                          "agent=[ref_amnesiac]", "--override", "variant=[uninterrupted,cut_share_50,cut_nth_2]"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    keep = {p.stem.split("__")[3]: json.loads(p.read_text()).get("keep_meter", False)
+            for p in tmp_path.glob("*/plan/trials/*.json")}
+    assert keep == {"uninterrupted": True, "cut_share_50": False, "cut_nth_2": False}
+
+
 @pytest.mark.pipeline
 @pytest.mark.slow
 def test_the_sweep_lands_on_its_closed_forms_at_every_kind_of_cut(tmp_path):

@@ -258,10 +258,15 @@ def check_policy_fits(workload, agent_cfg: dict[str, Any]) -> None:
 CONTROL_VARIANT = "uninterrupted"  # the run whose tokens a cut at a share of them is measured against
 
 
-def _check_baselines(trials: list[dict[str, Any]]) -> None:
-    """A trial cut at a share of the uninterrupted run's tokens needs that run in the same study."""
+def _link_controls(trials: list[dict[str, Any]]) -> None:
+    """A trial cut at a share of the uninterrupted run's tokens needs that run in the same study;
+    the control keeps its meter (``keep_meter``: a reference policy's is counted only where read)."""
     planned = {t["trial_id"] for t in trials}
-    missing = sorted({t["token_baseline"]["trial"] for t in trials if "token_baseline" in t} - planned)
+    controls = {t["token_baseline"]["trial"] for t in trials if "token_baseline" in t}
+    for t in trials:
+        if t["trial_id"] in controls:
+            t["keep_meter"] = True
+    missing = sorted(controls - planned)
     if missing:
         variants = sorted({t["variant"]["name"] for t in trials if t.get("token_baseline", {}).get("trial") in missing})
         raise SpecSnapError(f"variant {', '.join(variants)} cuts at a share of the uninterrupted run's tokens, and the "
@@ -436,7 +441,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         seen.add(combo)
     if backend == "docker":  # the images' build contexts and what they copy in: a change plans new images
         sources.update(_image_sources({s["docker"][k] for s in sandboxes.values() for k in ("image", "score_image")}))
-    _check_baselines(trials)
+    _link_controls(trials)
     _validate_trials(trials, full_check)
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents)
 

@@ -168,6 +168,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             stage_dir=stage_dir,
             backend=make_backend(trial.backend, trial.sandbox_options),
             timeout_s=trial.session.timeout_s,
+            keep_meter=bool(trial.raw.get("keep_meter")),
         )
         if not record.get("infra_failure"):
             break

@@ -45,7 +45,11 @@ def run_session(
     stage_dir: Path,
     backend: Backend,
     timeout_s: float,
+    keep_meter: bool = False,
 ) -> dict[str, Any]:
+    """Run one session. A reference policy's meter is counted under a token or turn cut rule, and
+    with ``keep_meter`` (the uninterrupted control a share rule is measured against); otherwise its
+    meter files are left uncounted (tokenizing them costs every session a tokenizer's load)."""
     workdir = workdir.resolve()
     stage_dir.mkdir(parents=True, exist_ok=True)
     harness = make_harness(agent_cfg)
@@ -61,7 +65,7 @@ def run_session(
     home.mkdir(parents=True)
     try:
         ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key)
-        record = _run(ctx, harness, backend, timeout_s, script)
+        record = _run(ctx, harness, backend, timeout_s, script, keep_meter)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     record["leftover_processes_killed"] = leftovers
@@ -99,7 +103,8 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
     return ModelProxy(mode="forward", upstreams=upstreams, **common)
 
 
-def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None) -> dict[str, Any]:
+def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None,
+         keep_meter: bool = False) -> dict[str, Any]:
     leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend)
     exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
     guard = _prepare_guard(ctx, backend, exempt)
@@ -109,7 +114,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     config_before = git_configuration(ctx.workdir)
     qualifying_before = qualifying_state(ctx.workdir, exempt)
     controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s,
-                                  meter_files=harness.meters_itself)
+                                  meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter))
     proxy = _proxy(ctx, harness, controller, script).start() if harness.needs_model else None
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
