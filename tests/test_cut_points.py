@@ -52,9 +52,16 @@ def test_a_cut_variant_replaces_the_rule_of_every_cleaved_session_only(tier):
 
 
 def test_the_variants_are_listed():
+    import sys
+
     variants = set(config.options("variant"))
     assert {f"cut_nth_{n}" for n in (1, 2, 3, 5, 8)} <= variants
     assert {"cut_turns_1", "cut_turns_2", "cut_tokens_2000"} <= variants
+    shown = subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "list", "variants"], capture_output=True, text=True,
+                           env={**__import__("os").environ, "COLUMNS": "400"})
+    assert shown.returncode == 0 and "cut_share_50" in shown.stdout and "cut_tokens_8000" in shown.stdout
+    # the handoff is a grid axis, and the list of variants says where it is
+    assert "grid axis `successor`" in shown.stdout and 'successor=[ref_null]' in shown.stdout
 
 
 def test_the_meter_counts_o200k_tokens_of_each_text_a_step_handles():
@@ -173,8 +180,10 @@ def test_a_real_harness_is_cut_at_the_call_that_reaches_the_token_count(tmp_path
     assert all(r["refused"] and r["refused_reason"] == "cleaved" for r in run.ledger
                if r.get("kind") == "generate" and r["seq"] > cleave["ledger_seq"])
     assert cleave["integrity"]["ok"] is True
+    at = cleave["counted"].pop("at")  # when each counted call was answered
     assert cleave["counted"] == {"calls": 2, "tokens": cleave["at_tokens"], "by": "proxy",
                                  "per_call": [first, cleave["at_tokens"] - first]}
+    assert len(at) == 2 and at[0] <= at[1] <= cleave["wall_time"]
     assert "edit_uncommitted" not in cleave and cleave["path"] is None
 
 

@@ -89,6 +89,27 @@ def test_s1_edit_survival_and_stage_records(smoke):
         assert (smoke / "benchmarks" / "score" / f"{trial}.tsv").is_file()
 
 
+def test_the_cost_of_resuming_is_on_scorecards_and_leaderboard_and_equals_its_closed_form(smoke):
+    cards = pd.read_csv(smoke / "scorecards.csv").set_index("trial")
+    board = pd.read_csv(smoke / "leaderboard.csv")
+    cut = cards[cards["variant"] == "none"]
+    assert cut["resume_matches_expected"].astype(bool).all(), cut[["resume_reached", "resume_tool_events"]]
+    assert cards[cards["variant"] == "uninterrupted"]["resume_reached"].isna().all()  # one session: no continuation
+    row = board[(board["agent"] == "ref_verbatim_notes") & (board["arm"] == "State_MD_Only") & (board["variant"] == "none")]
+    # S2 reads state.md, is metered for its prompt and its first patch, and writes ledger/journal.py
+    assert row[["resume_reached", "resume_calls", "resume_tool_events", "resume_reread_share"]].values.tolist() == \
+        [[1.0, 2.0, 2.0, 0.5]] and row["resume_tokens"].iloc[0] > 0
+    assert (board[board["agent"] == "ref_null"]["resume_reached"].fillna(0) == 0).all()
+    trial = "tier_2__State_MD_Only__ref_verbatim_notes__none__s0"
+    card = json.loads((smoke / "trials" / trial / "score" / "scorecard.json").read_text())
+    s2 = card["resume"]["sessions"][0]
+    assert (s2["path"], s2["reread"], s2["prior_files"], s2["by"]) == ("ledger/journal.py", ["state.md"], 2, "meter")
+    assert card["expected"]["resume"] == [{k: s2[k] for k in ("index", "reached", "prior_files", "calls", "tokens",
+                                                             "tool_events", "reread")}]
+    assert "## The cost of resuming" in (smoke / "leaderboard.md").read_text()
+    assert (smoke / "plots" / "resume_cost.svg").is_file()
+
+
 def test_a_second_run_does_nothing(smoke):
     result = snakemake(smoke.parent.parent, "--cores", "2")
     assert result.returncode == 0

@@ -120,6 +120,12 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
         "study": ("trials", lambda name, cfg: str(_grid_size(cfg.get("grid") or {}))),
     }[group]
     table = Table(title=what.value)
+    if group == "variant":  # a handoff is not a variant: it is said where a reader of variants looks
+        from rich.markup import escape
+
+        table.caption = escape("Who continues is the grid axis `successor`, not a variant: every session after the "
+                         "first is run by that agent (any of `specsnap list agents`; default `same`), e.g. "
+                         "'overrides=[\"successor=[ref_null]\"]' (docs/protocol.md#handoff).")
     table.add_column("name")
     table.add_column(column)
     table.add_column("description")
@@ -694,7 +700,7 @@ def proxy(
     count = {"calls": 0, "tokens": 0, "reached": False}
     lock = threading.Lock()
 
-    def answered(tokens: int, seq: int) -> None:
+    def answered(tokens: int, seq: int, at: float) -> None:
         with lock:
             if rule is None or count["reached"]:
                 return

@@ -9,7 +9,10 @@ differs from this expectation means the pipeline is broken, not the policy.
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.tokens import meter_tokens
@@ -41,6 +44,48 @@ class _Meter:
         return {"at_turns": self.calls, "at_tokens": self.tokens}
 
 
+@functools.lru_cache(maxsize=None)
+def _patch_files(patch: Path) -> tuple[tuple[str, bool, bool], ...]:
+    """Per file a patch touches: (path, whether it creates the file, whether it removes a non-blank
+    line: undoing it then adds that line back)."""
+    out = []
+    for chunk in re.split(r"^(?=diff --git )", patch.read_text(), flags=re.MULTILINE):
+        m = re.match(r"diff --git a/(\S+) b/", chunk)
+        if m is None:
+            continue
+        lines = chunk.splitlines()
+        out.append((m.group(1), "--- /dev/null" in lines,
+                    any(ln.startswith("-") and not ln.startswith("---") and ln[1:].strip() for ln in lines)))
+    return tuple(out)
+
+
+@dataclass
+class _Clock:
+    """One session in the closed form of the cost of resuming (coherence/resume.py): its tool events
+    (the policy's logged actions), the files it read, the files it read or wrote (for the sessions
+    after it), and each write that may be its first useful edit, with the clock when it was made."""
+
+    prior: frozenset[str]
+    steps: int = 0
+    reads: set[str] = field(default_factory=set)
+    touched: set[str] = field(default_factory=set)
+    writes: list[dict[str, Any]] = field(default_factory=list)
+
+    def read(self, *paths: str) -> None:
+        self.reads.update(paths)
+        self.touched.update(paths)
+
+    def wrote(self, meter: _Meter, kind: str, rid: str | None, form: str | None, patch: Path | None) -> None:
+        """A write of a source file: ``implement`` (its lines survive if the requirement ends in this
+        form), ``undo`` (the lines it restores survive if the requirement ends absent)."""
+        for path, new, removes in _patch_files(patch) if patch is not None else ():
+            self.touched.add(path)
+            if kind == "undo" and (new or not removes):
+                continue  # a created file undone is deleted, and an undo that restores no line adds none
+            self.writes.append({"calls": meter.calls, "tokens": meter.tokens, "tool_events": self.steps,
+                                "reread": sorted(self.reads & self.prior), "kind": kind, "rid": rid, "form": form})
+
+
 @dataclass
 class _World:
     disk: dict[str, str] = field(default_factory=dict)  # requirement -> form on disk
@@ -50,6 +95,8 @@ class _World:
     first_cut: tuple[str, str] | None = None  # (requirement, form) left uncommitted by S1's cleave
     s1_meter_cut: dict[str, int] | None = None  # where a token or turn rule cut S1 (its meter then)
     meter: _Meter | None = None  # the meter of the last session run
+    clock: _Clock | None = None  # the clock of the last session run
+    seen: set[str] = field(default_factory=set)  # the files the sessions so far read or wrote
     defects: dict[str, bool] = field(default_factory=dict)  # planted defect -> committed (in HEAD)?
 
 
@@ -86,6 +133,7 @@ def expected_reference_score(
                 _run_session(control, workload, s.prompt, s.cleave, first, True, hashes)
                 control_tokens += control.meter.tokens
         sessions = tuple(replace(s, cleave=s.cleave.resolved(control_tokens)) for s in sessions)
+    clocks: list[tuple[int, _Clock]] = []
     for index, session in enumerate(sessions, start=1):
         who = first if index == 1 else then
         if who.acts:
@@ -94,6 +142,9 @@ def expected_reference_score(
                 no_cleave = True
         else:
             no_cleave = no_cleave or (index == 1 and session.cleave.active)
+            world.clock = _Clock(frozenset(world.seen))  # (it reads and writes nothing)
+        if index > 1:
+            clocks.append((index, world.clock))
         if inject and index == int(inject.get("after_session", 1)):
             world.defects = {d.id: inject["poison"] == "v3" for d in workload.poison}
     alive = [d for d in workload.poison if d.id in world.defects]
@@ -115,6 +166,7 @@ def expected_reference_score(
         "no_cleave": no_cleave,
         "poison_survived": {d.id: d.id in world.defects for d in workload.poison} if inject else None,
     }
+    result["resume"] = [_resume_row(index, clock, world) for index, clock in clocks]
     if world.s1_meter_cut is not None:
         result["s1_cut"] = world.s1_meter_cut
     if control_tokens is not None:
@@ -124,6 +176,22 @@ def expected_reference_score(
         written = {r.id: policy_forms(layout, "gold") for r in reqs if world.disk.get(r.id) == "gold"}
         result["standards"] = expected_decisions(workload.standards, layout, written)
     return result
+
+
+def _resume_row(index: int, clock: _Clock, world: _World) -> dict[str, Any]:
+    """A continuation session's cost of resuming in closed form: its first write whose lines survive
+    to the end (an implemented requirement that ends in that form, an undone one that ends absent,
+    TASK.md's baseline), and its clock then. Wall time has no closed form."""
+    def useful(w: dict[str, Any]) -> bool:
+        if w["kind"] == "implement":
+            return world.disk.get(w["rid"]) == w["form"]
+        return w["kind"] == "baseline" or world.disk.get(w["rid"]) is None
+
+    first = next((w for w in clock.writes if useful(w)), None)
+    row: dict[str, Any] = {"index": index, "reached": first is not None, "prior_files": len(clock.prior)}
+    if first is not None:
+        row.update({k: first[k] for k in ("calls", "tokens", "tool_events", "reread")})
+    return row
 
 
 @dataclass(frozen=True)
@@ -136,6 +204,8 @@ class _PolicyModel:
     style: str
     oracle: bool
     hinted: frozenset[str]
+    notes_file: str | None = None
+    reads: tuple[str, ...] = ()  # the files it reads when it learns (its notes, AGENTS.md for hints)
 
     @property
     def acts(self) -> bool:
@@ -147,7 +217,12 @@ class _PolicyModel:
         if policy.get("on_missing_fact"):  # a fact-driven policy finds no authored fact here: it writes nothing
             policy = {**policy, "acts": False}
         style = policy.get("notes", "none") if places_notes_file(arm) else "none"
-        return cls(policy, style, policy.get("knows_sprint") == "always", frozenset(hinted_bugs(workload, arm, policy)))
+        reads = (arm.notes_file,) if places_notes_file(arm) else ()
+        if policy.get("knows_sprint") == "from_hints" and any(
+                f.path == "AGENTS.md" for f in arm.for_workload(workload.id, workload.root).files):
+            reads = ("AGENTS.md", *reads) if reads else ("AGENTS.md",)
+        return cls(policy, style, policy.get("knows_sprint") == "always", frozenset(hinted_bugs(workload, arm, policy)),
+                   arm.notes_file, reads)
 
 
 def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict) -> dict[str, Any]:
@@ -210,10 +285,22 @@ def arm_records_hashes(arm: Arm) -> bool:
 
 def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, who: _PolicyModel,
                  first: bool, hashes: bool) -> bool:
-    """One session of a gold-patch policy; whether its cleave cut it."""
+    """One session of a gold-patch policy; whether its cleave cut it. (Its clock, ``world.clock``,
+    and the files it read or wrote, added to ``world.seen`` whatever the outcome.)"""
+    clock = world.clock = _Clock(frozenset(world.seen))
+    try:
+        return _session_steps(world, workload, prompt, cleave, who, first, hashes, clock)
+    finally:
+        world.seen |= clock.touched
+
+
+def _session_steps(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, who: _PolicyModel,
+                   first: bool, hashes: bool, clock: _Clock) -> bool:
     policy, style, oracle, hinted = who.policy, who.style, who.oracle, who.hinted
     reqs = workload.requirements
     meter = world.meter = _Meter(cleave)
+    by_id = {r.id: r for r in reqs}
+    patch = {"gold": lambda r: r.gold, "summary": lambda r: r.summary_patch, "superseded": lambda r: r.superseded_gold}
 
     def metered_cut(*texts: str) -> bool:
         if not meter.charge(*texts):
@@ -222,14 +309,60 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
             world.s1_meter_cut = meter.cut_at()
         return True
 
-    if policy.get("revert_uncommitted"):
-        for rid in world.uncommitted:
-            world.disk.pop(rid, None)
-        world.uncommitted.clear()
-        world.defects = {d: committed for d, committed in world.defects.items() if committed}
+    armed = cleave.kind in ("first_py_edit", "nth_py_edit")
+    edits = 0
+
+    def edit() -> bool:
+        """One qualifying write (a patch applied, a file restored); True when the cut falls on it."""
+        nonlocal edits
+        edits += 1
+        return armed and edits >= (cleave.n if cleave.kind == "nth_py_edit" else 1)
+
+    def write(rid: str, form: str) -> bool:
+        """Record one source edit; True when the cleave cuts the session right after it."""
+        world.disk[rid] = form
+        cut = edit()
+        if cut:
+            world.uncommitted.add(rid)
+            if first and world.first_cut is None:
+                world.first_cut = (rid, form)
+        else:
+            world.uncommitted.discard(rid)
+        return cut
+
+    def undo(rids: list[str], logged_when_empty: bool) -> bool:
+        """One action undoing uncommitted work file by file, in path order: the requirements ``rids``
+        and every planted defect not committed. Each file restored is a qualifying write (a file
+        the work created is deleted instead: no write); the action is logged once done, unless the
+        cut falls on one of its writes (the policy is killed there). True when it does."""
+        planted = [d for d in workload.poison if world.defects.get(d.id) is False]
+        items = sorted([(_patch_files(patch[world.disk[r]](by_id[r]))[0][:2], r) for r in rids]
+                       + [((d.file, False), d) for d in planted], key=lambda item: item[0][0])
+        done, cut = [], False
+        for (path, created), what in items:
+            done.append((path, what))
+            if not created and edit():
+                cut = True
+                break
+        if not cut and (done or logged_when_empty):
+            clock.steps += 1
+        for path, what in done:
+            clock.touched.add(path)
+            if isinstance(what, str):
+                form = world.disk.pop(what)
+                clock.wrote(meter, "undo", what, form, patch[form](by_id[what]))
+                world.uncommitted.discard(what)
+            else:
+                world.defects.pop(what.id, None)
+        return cut
+
+    if policy.get("revert_uncommitted") and undo(sorted(world.uncommitted), False):
+        return True
     # learn
     if metered_cut(prompt):
         return True
+    clock.steps += 1
+    clock.read(*who.reads)
     sources = [_norm(prompt), _norm("\n".join(world.notes))]
     known: dict[str, str] = {}
     amended: set[str] = set()
@@ -245,37 +378,29 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
     notes, written = _notes_after(world.notes, reqs, prompt, known, amended, style)
     if written and metered_cut(*written):
         return True
+    if written:
+        clock.steps += 1
+        clock.touched.add(who.notes_file)
     world.notes = notes
     if policy.get("hash_check") and hashes:
+        # Every module that differs from its setup hash is checked (one action); planted defects are
+        # rebuilt away (their files' repair restores no line: they only add), and committed.
+        if world.disk or world.defects:
+            clock.steps += 1
+        if world.defects:
+            clock.steps += 1
+            clock.touched.update(d.file for d in workload.poison if d.id in world.defects)
         world.defects.clear()  # every planted file differs from its setup hash: rebuilt without it
-    if policy.get("diff_check"):
-        # Uncommitted changes it cannot account for are undone: planted defects that show in the
-        # diff, and S1's edit when nothing it knows explains it.
-        world.defects = {d: committed for d, committed in world.defects.items() if committed}
-        for rid in [r for r in world.uncommitted if r not in known]:
-            world.disk.pop(rid, None)
-            world.uncommitted.discard(rid)
-    armed = cleave.kind in ("first_py_edit", "nth_py_edit")
-    edits = 0
-    patch = {"gold": lambda r: r.gold, "summary": lambda r: r.summary_patch, "superseded": lambda r: r.superseded_gold}
-
-    def write(rid: str, form: str) -> bool:
-        """Record one source edit; True when the cleave cuts the session right after it."""
-        nonlocal edits
-        world.disk[rid] = form
-        edits += 1
-        cut = armed and edits >= (cleave.n if cleave.kind == "nth_py_edit" else 1)
-        if cut:
-            world.uncommitted.add(rid)
-            if first and world.first_cut is None:
-                world.first_cut = (rid, form)
-        else:
-            world.uncommitted.discard(rid)
-        return cut
+    # Uncommitted changes it cannot account for are undone: planted defects that show in the diff,
+    # and a cut edit when nothing it knows explains it (the check is logged even when it undoes nothing).
+    if policy.get("diff_check") and undo(sorted(r for r in world.uncommitted if r not in known), True):
+        return True
 
     if not world.baseline_done and (oracle or "TASK.md" in prompt):
         if metered_cut(workload.baseline_gold.read_text()):
             return True
+        clock.steps += 1
+        clock.wrote(meter, "baseline", None, None, workload.baseline_gold)
         world.baseline_done = True  # implemented and committed: this arms an after-commit cleave
         armed = armed or cleave.kind == "first_py_edit_after_commit"
     if world.baseline_done:
@@ -289,13 +414,19 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
             current = world.disk.get(r.id)
             if current == target:
                 continue
+            if current is not None and not (current == "superseded" and target == "gold"):
+                clock.steps += 1  # the form on disk is another, whose patch conflicts: it logs the skip
+                continue
             if current is None or (current == "superseded" and target == "gold"):
                 texts = [patch[target](r).read_text()]
                 if current == "superseded":  # the amendment, made in place: both patches
                     texts.insert(0, r.superseded_gold.read_text())
                 if metered_cut(*texts):
                     return True
-                if write(r.id, target):
+                cut = write(r.id, target)
+                clock.steps += 0 if cut else 1  # (cut at the write, the policy is killed before it logs the step)
+                clock.wrote(meter, "implement", r.id, target, patch[target](r))
+                if cut:
                     return True
     world.uncommitted.clear()  # the session ends normally and commits its work
     world.defects = dict.fromkeys(world.defects, True)  # (whatever is still planted, too)

@@ -18,7 +18,7 @@ Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives 
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
 for a policy with ``knows_sprint: always`` (the oracle); with ``knows_sprint: from_hints`` it also
 knows the bugs a hint names when that hint's text is in ``AGENTS.md`` or its notes file on disk.
-Every action is one JSON line on stdout (``turn``, ``action``, ``t`` the time, and what it did: the
+Every action is one JSON line on stdout (``turn``, ``action``, ``t`` the time it began, and what it did: the
 ``paths`` it wrote, the ``files`` it read, where each requirement it knows came from). That log is
 the policy's record; the event stream reads it (sdcs_bench.coherence.normalise). A closing message
 is an action ``message`` with its ``text``.
@@ -75,11 +75,14 @@ class Agent:
         self.charged: str | None = None
 
     # -- acting on the world ------------------------------------------------------------------
-    def log(self, action: str, **detail) -> None:
+    def log(self, action: str, began: float | None = None, **detail) -> None:
+        """One action's line, stamped with the time it began (a tool call's record is stamped when it
+        is made, before the writes it causes), else now."""
         self.turns += 1
         if self.charged is not None:
             detail["metered"], self.charged = self.metered, None
-        print(json.dumps({"turn": self.turns, "action": action, "t": round(time.time(), 3), **detail}), flush=True)
+        t = began if began is not None else time.time()
+        print(json.dumps({"turn": self.turns, "action": action, "t": round(t, 3), **detail}), flush=True)
 
     def meter(self, step: str, *texts: str) -> None:
         """Count one metered step before it is performed; under a token or turn cut rule, ask the
@@ -88,7 +91,7 @@ class Agent:
         self.metered += 1
         name = f"meter.{os.getpid()}.{self.metered}"
         tmp = METER_ASK / f"{name}.tmp"
-        tmp.write_text(json.dumps({"step": step, "texts": [t for t in texts if t]}))
+        tmp.write_text(json.dumps({"step": step, "texts": [t for t in texts if t], "t": time.time()}))
         tmp.rename(METER_ASK / name)  # (counted by the host; without a cut rule it does not wait)
         if self.ask_meter:
             ack = METER_ASK / f"ack.{name}"
@@ -176,9 +179,10 @@ class Agent:
             return
         if not self.applies(self.baseline):
             return
+        began = time.time()
         self.meter("implement_baseline", self.baseline)
         if self.edit([(self.baseline, False)]):
-            self.log("implement_baseline", paths=_touched(self.baseline), committed=self.commit("Implement TASK.md"))
+            self.log("implement_baseline", began, paths=_touched(self.baseline), committed=self.commit("Implement TASK.md"))
             self.pause()
 
     def implement(self, skill: dict, form: str | None, amendment_known: bool) -> None:
@@ -196,12 +200,13 @@ class Agent:
         else:
             self.log("skip_conflict", requirement=rid, knows=kind)
             return
+        began = time.time()
         self.meter("implement", *(patch for patch, _ in steps))
         # One action, like an agent's `edit && git commit`: the git guard must catch the race.
         if self.edit(steps):
             committed = self.commit(f"{rid}: implement")
             paths = sorted({p for patch, _ in steps for p in _touched(patch)})
-            self.log("implement", requirement=rid, form=kind, paths=paths, committed=committed)
+            self.log("implement", began, requirement=rid, form=kind, paths=paths, committed=committed)
             self.pause()
 
     def target(self, skill: dict, form: str | None, amendment_known: bool) -> str | None:
@@ -249,6 +254,7 @@ class Agent:
         that differs is rebuilt from its setup version (found in git's object store, even if a
         commit was amended away) plus the known work applied to it (TASK.md, requirements); if
         that differs from the file, the rest was drift and is undone, in one write."""
+        began = time.time()
         app_map = Path("app_map.md")
         if not app_map.is_file():
             return
@@ -258,7 +264,7 @@ class Agent:
             return
         blobs = self.blobs_by_sha256()
         repaired = [p for p in drift if manifest[p] in blobs and self.undo_unaccounted(p, blobs[manifest[p]], known)]
-        self.log("drift_check", drift=drift, repaired=repaired)
+        self.log("drift_check", began, drift=drift, repaired=repaired)
         if repaired:
             self.log("commit_repair", committed=self.commit("Undo drift found by the hash check"))
             self.pause()
@@ -267,6 +273,7 @@ class Agent:
         """Diff before editing: every uncommitted change to a ``.py`` file must be accounted for by
         the requirements this session knows (from its prompt and notes); what is not is undone
         (the file goes back to HEAD plus the recorded work), one write per file."""
+        began = time.time()
         out = self.git("status", "--porcelain", "-z", "--untracked-files=all").stdout
         changed = sorted({entry[3:] for entry in filter(None, out.split("\0")) if entry[3:].endswith(".py")})
         undone = []
@@ -274,7 +281,7 @@ class Agent:
             head = subprocess.run(["git", "show", f"HEAD:{path}"], capture_output=True)
             if self.undo_unaccounted(path, head.stdout if head.returncode == 0 else None, known):
                 undone.append(path)
-        self.log("diff_check", uncommitted=changed, undone=undone)
+        self.log("diff_check", began, uncommitted=changed, undone=undone)
         if undone:
             self.pause()
 
@@ -294,6 +301,7 @@ class Agent:
     def learn(self) -> tuple[dict[str, str], set[str]]:
         """Which requirements this session knows (in full or as a summary line), and which
         amendments it knows, from the prompt and the notes on disk."""
+        began = time.time()
         self.meter("read", self.prompt)
         known: dict[str, str] = {}
         learnt: dict[str, dict] = {}  # where each known requirement came from (the log's ``sources``)
@@ -327,7 +335,7 @@ class Agent:
                         if rid not in known:
                             known[rid] = "full"
                             learnt[rid] = {"mode": "read", "path": where.as_posix()}
-        self.log("read", known=known, amendments=sorted(amended), sources=learnt, files=files)
+        self.log("read", began, known=known, amendments=sorted(amended), sources=learnt, files=files)
         return known, amended
 
     def notes_path(self) -> Path | None:
@@ -378,9 +386,10 @@ class Agent:
                         text = text.rstrip("\n") + "\n\n" + block + "\n"
                     new.append(skill["id"] + " (amendment)")
         if new:
+            began = time.time()
             self.meter("write_notes", *written)
             notes.write_text(text)
-            self.log("write_notes", style=style, entries=len(new), paths=[notes.as_posix()])
+            self.log("write_notes", began, style=style, entries=len(new), paths=[notes.as_posix()])
             self.pause()
 
     # -- the standards family ---------------------------------------------------------------------
@@ -404,11 +413,11 @@ class Agent:
                 break  # the queue is empty (or did not move on: do not loop)
             issued.add(task["id"])
             source = "".join(p if isinstance(p, str) else p[forms[p["surface"]]] for p in task["pieces"])
-            path = Path(task["module"])
+            began, path = time.time(), Path(task["module"])
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(source)  # one write, like an agent's edit tool
             committed = self.commit(f"{task['id']}: handler of {task['event']}")
-            self.log("implement", task=task["id"], module=task["module"], committed=committed)
+            self.log("implement", began, task=task["id"], module=task["module"], committed=committed)
             self.pause()
         if self.dirty():
             self.log("commit_remaining", committed=self.commit("Commit remaining work"))
@@ -450,7 +459,13 @@ class Agent:
         return {surface: forms.pop() for surface, forms in seen.items() if len(forms) == 1}
 
     def revert_uncommitted_py(self) -> None:
+        began = time.time()
         out = self.git("status", "--porcelain", "-z", "--untracked-files=all").stdout
+        if any(entry[3:].endswith(".py") for entry in filter(None, out.split("\0"))):
+            # Unstage first (what a refused commit staged): the index then holds HEAD before any file
+            # is restored, so a cut at a restoring write (the policy killed inside ``git checkout``,
+            # before it rewrites the index) leaves nothing staged for the next session to revert again.
+            self.git("reset", "-q")
         reverted = []
         for entry in filter(None, out.split("\0")):
             code, path = entry[:2], entry[3:]
@@ -464,7 +479,7 @@ class Agent:
                 self.git("checkout", "HEAD", "--", path)
             reverted.append(path)
         if reverted:
-            self.log("revert", paths=sorted(reverted))
+            self.log("revert", began, paths=sorted(reverted))
             self.pause()
 
 

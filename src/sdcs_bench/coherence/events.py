@@ -116,6 +116,9 @@ class Stream:
     not_recorded: dict[str, str] = field(default_factory=dict)  # event type -> why this record cannot yield it
     agent_written: list[str] = field(default_factory=list)  # every path the agent wrote, earlier sessions' too
     truncated: bool = False
+    # when each tool event began (ISO, None where its record has no time): the cost of resuming
+    # counts the tool events up to a write by these (coherence/resume.py)
+    tool_event_times: list[str | None] = field(default_factory=list)
 
     def by_type(self) -> dict[str, int]:
         return {t: sum(1 for e in self.events if e.type == t) for t in EVENT_TYPES}
@@ -191,10 +194,12 @@ class StreamBuilder:
             self.stream.escaped.append(_cut(raw, 200))
 
     # -- events ----------------------------------------------------------------------------------
-    def step(self) -> int:
-        """A new tool event (one tool call of the agent); the events emitted next belong to it."""
+    def step(self, ts: Any = None) -> int:
+        """A new tool event (one tool call of the agent), made at ``ts`` when the record says (else
+        its first event's time is taken); the events emitted next belong to it."""
         self.stream.tool_events += 1
         self.tool_event = self.stream.tool_events
+        self.stream.tool_event_times.append(iso_time(ts))
         return self.tool_event
 
     def message(self, text: Any) -> None:
@@ -212,6 +217,8 @@ class StreamBuilder:
             return None
         timestamp = iso_time(ts)
         missing = list(unrecoverable) + ([] if timestamp else ["timestamp"])
+        if self.tool_event is not None and timestamp and self.stream.tool_event_times[self.tool_event - 1] is None:
+            self.stream.tool_event_times[self.tool_event - 1] = timestamp
         event = Event(self.stream.run_id, len(self.stream.events) + 1, timestamp, actor, type_, self.tool_event,
                       payload, sorted(set(missing)), source)
         self.stream.events.append(event)

@@ -176,7 +176,7 @@ def _stdout_result(transcript: Path, b: StreamBuilder) -> str | None:
 
 def _claude_call(b: StreamBuilder, name: Any, args: Any, ts: Any, actor: str, source: dict, cwd: Any, *,
                  result: dict | None, extra: Any) -> None:
-    b.step()
+    b.step(ts)
     if not isinstance(args, dict):
         b.skip()
         return
@@ -224,9 +224,13 @@ def codex(stage_dir: Path, b: StreamBuilder) -> None:
     for path in files:
         b.stream.records.append(_src(stage_dir, path, None)["record"])
         actor = "agent"
+        called: dict[str, Any] = {}  # call id -> when the model's call was recorded (the tool event's start)
         for n, obj in json_lines(path, b):
             payload = obj.get("payload")
             if not isinstance(payload, dict):
+                continue
+            if obj.get("type") == "response_item" and isinstance(payload.get("call_id"), str):
+                called.setdefault(payload["call_id"], obj.get("timestamp"))
                 continue
             if obj.get("type") == "session_meta":
                 sub = payload.get("thread_source") not in (None, "user") or main_seen
@@ -239,23 +243,27 @@ def codex(stage_dir: Path, b: StreamBuilder) -> None:
             if not isinstance(item, dict):
                 b.skip()
                 continue
-            _codex_item(b, item, obj.get("timestamp"), actor, _src(stage_dir, path, n), style="rollout")
+            _codex_item(b, item, obj.get("timestamp"), actor, _src(stage_dir, path, n), style="rollout",
+                        began=called.get(item.get("id")) if isinstance(item.get("id"), str) else None)
 
 
-def _codex_item(b: StreamBuilder, item: dict, ts: Any, actor: str, source: dict, *, style: str) -> None:
+def _codex_item(b: StreamBuilder, item: dict, ts: Any, actor: str, source: dict, *, style: str,
+                began: Any = None) -> None:
+    """One completed item (stamped ``ts`` when it completed; a tool call's event begins ``began``,
+    when the model's call was recorded, where the rollout has it)."""
     kind = item.get("type")
     if kind in ("AgentMessage", "agent_message"):
         text = item.get("text") if style == "stdout" else _text(item.get("content"))
         if actor == "agent":
             b.message(text)
     elif kind in ("CommandExecution", "command_execution"):
-        b.step()
+        b.step(began or ts)
         exit_code = _int(item.get("exit_code"))
         b.shell(_codex_command(item.get("command")), cwd=b.cwd(item.get("cwd")), output=item.get("aggregated_output"),
                 exit_code=exit_code, ts=ts, actor=actor, source=source, tool="exec_command",
                 failed=None if exit_code is None else exit_code != 0)
     elif kind in ("FileChange", "file_change"):
-        b.step()
+        b.step(began or ts)
         changes = item.get("changes")
         pairs = (list(changes.items()) if isinstance(changes, dict)
                  else [(c.get("path"), c) for c in changes if isinstance(c, dict)] if isinstance(changes, list) else [])
@@ -338,7 +346,7 @@ def _gemini_output(call: dict) -> str | None:
 
 
 def _gemini_call(b: StreamBuilder, call: dict, actor: str, source: dict) -> None:
-    b.step()
+    b.step(call.get("timestamp"))
     name, args, ts = call.get("name"), call.get("args"), call.get("timestamp")
     if not isinstance(args, dict):
         b.skip()
@@ -410,7 +418,7 @@ def _opencode_part(b: StreamBuilder, part: dict, ts: Any, actor: str, role: Any,
     if not isinstance(args, dict):
         b.skip()
         return
-    b.step()
+    b.step(ts)
     tool = part.get("tool")
     status = state.get("status")
     result = "ok" if status == "completed" else ("error" if status == "error" else None)
@@ -578,7 +586,7 @@ def reference(stage_dir: Path, b: StreamBuilder) -> None:
             continue
         if action in (None, "idle", "blocked", "missing_fact"):  # the closing message says it, for the classifier
             continue
-        b.step()
+        b.step(ts)
         if action == "read":
             for f in obj.get("files") or []:
                 b.read(f, via="policy", ts=ts, source=source)

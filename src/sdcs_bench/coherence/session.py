@@ -26,6 +26,7 @@ from typing import Any
 from sdcs_bench.coherence.abstention import classify
 from sdcs_bench.coherence.normalise import normalise
 from sdcs_bench.coherence.residency import import_graph, residency
+from sdcs_bench.coherence.resume import files_touched, write_costs
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_write
 
@@ -142,9 +143,14 @@ def changed_paths(before: WorkspaceState, after: WorkspaceState) -> dict[str, st
 
 def analyse_session(*, harness: str, stage_dir: Path, run_id: str, workdir: Path, before: WorkspaceState,
                     after: WorkspaceState, facts: WorkloadFacts, agent_written: Iterable[str] = (),
-                    status: str | None = None, import_roots: Iterable[str] = ("",)) -> dict[str, Any]:
+                    status: str | None = None, import_roots: Iterable[str] = ("",),
+                    files_seen: Iterable[str] = (), resume: dict[str, Any] | None = None) -> dict[str, Any]:
     """Write the session's ``events.jsonl``, ``residency.json`` and ``abstention.json``; return the
-    summary kept in its stage record."""
+    summary kept in its stage record, with what the trial's next session is handed: the paths the
+    agent wrote so far (``agent_written``) and the files its sessions read or wrote so far
+    (``files_seen``, for the cost of resuming). For a continuation session, ``resume`` holds what
+    the session recorded (``written``, ``calls``, ``started``): the summary then has each write on
+    the session's clock (``resume``, :func:`.resume.write_costs`)."""
     stage_dir = Path(stage_dir)
     stream = normalise(harness, stage_dir, run_id=run_id, workdir=workdir, agent_written=tuple(agent_written))
     changed = changed_paths(before, after)
@@ -167,5 +173,12 @@ def analyse_session(*, harness: str, stage_dir: Path, run_id: str, workdir: Path
     summary["unattributed_count"] = len(unattributed)
     # The next session of the trial must not count a read of any of these as acquired.
     summary["agent_written"] = sorted(set(stream.agent_written) | {p for p, how in changed.items() if how != "deleted"})
-    return {"events": summary, "residency_mean": resid["mean"], "abstention": abst["class"],
-            "agent_written": summary.pop("agent_written")}
+    out = {"events": summary, "residency_mean": resid["mean"], "abstention": abst["class"],
+           "agent_written": summary.pop("agent_written"),
+           "files_seen": sorted(set(files_seen) | files_touched(stream.events)
+                                | {p for p, how in changed.items() if how != "deleted"})}
+    if resume is not None:
+        out["resume"] = write_costs(resume["written"], calls=resume.get("calls"), events=stream.events,
+                                    tool_event_times=stream.tool_event_times, started=resume["started"],
+                                    prior=files_seen)
+    return out

@@ -79,7 +79,23 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "cut_rule": _cut_rule(diag["sessions"]),
         "successor_source": source_label(succ["agent_kind"], succ.get("model"), succ.get("harness"))
         if (succ := card.get("successor")) else "",
+        **_resume_columns(card.get("resume"), expected),
     }
+
+
+# The cost of resuming (coherence/resume.py): a trial's figures, each a mean over its continuation
+# sessions that reached a useful edit (``resume_reached``: the share that did).
+RESUME_MEANS = ("resume_reached", "resume_calls", "resume_tokens", "resume_tool_events", "resume_wall_s",
+                "resume_reread_share")
+
+
+def _resume_columns(resume: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, Any]:
+    if not resume or not resume.get("continuations"):
+        return {**dict.fromkeys(RESUME_MEANS), "resume_matches_expected": None}
+    return {"resume_reached": resume["reached_share"], "resume_calls": resume["calls"], "resume_tokens": resume["tokens"],
+            "resume_tool_events": resume["tool_events"], "resume_wall_s": resume["wall_s"],
+            "resume_reread_share": resume["reread_share"], "resume_matches_expected": resume_matches(
+                {"resume": resume}, expected) if expected else None}
 
 
 def _cut_rule(sessions: list[dict[str, Any]]) -> str | None:
@@ -129,7 +145,25 @@ def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
     if expected.get("standards") is not None:
         got = card.get("standards") or {}
         ok = ok and all(got.get(k) == expected["standards"][k] for k in STANDARDS_COMPARED)
+    if expected.get("resume") is not None:
+        ok = ok and resume_matches(card, expected) is not False
     return ok
+
+
+RESUME_COMPARED = ("reached", "prior_files", "calls", "tokens", "tool_events", "reread")
+
+
+def resume_matches(card: dict[str, Any], expected: dict[str, Any]) -> bool | None:
+    """Each continuation session's cost of resuming against its closed form (every figure but the
+    wall time, which has none); None where the closed form has none (a fact-driven or standards
+    policy, a model)."""
+    want = expected.get("resume")
+    if want is None:
+        return None
+    got = {r.get("index"): r for r in (card.get("resume") or {}).get("sessions") or []}
+    return len(got) == len(want) and all(
+        got.get(w["index"], {}).get("complete") is True
+        and all(got[w["index"]].get(k) == w.get(k) for k in RESUME_COMPARED) for w in want)
 
 
 def _sessions(cell: dict[str, str]) -> list[str]:
@@ -252,7 +286,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
                "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
                "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
                "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None,
-               "successor_source": ""}
+               "successor_source": "", **dict.fromkeys(RESUME_MEANS, float("nan"))}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
@@ -277,6 +311,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
         **{col: (col, lambda s: s.dropna().mean() if s.notna().any() else None) for col in STANDARDS_MEANS},
         tests_passed=("tests_passed", "mean"),
+        **{col: (col, lambda s: s.dropna().mean() if s.notna().any() else None) for col in RESUME_MEANS},
     )
     board = counts.join(scores, how="left").reset_index()
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
@@ -288,12 +323,14 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
             "std_expected_better_share", "tamper_evidence", "tests_passed", "tests_total", "expected_tests",
-            "withheld_k", "withhold_mode", "withhold_when", "abstention", "expected_abstention", "cut_rule"]
+            "withheld_k", "withhold_mode", "withhold_when", "abstention", "expected_abstention", "cut_rule",
+            *RESUME_MEANS]
     board = board.astype({"withheld_k": "Int64", "tests_total": "Int64", "expected_tests": "Int64"})
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
                               "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
-                              "tests_passed": 2})
+                              "tests_passed": 2, "resume_reached": 2, "resume_calls": 1, "resume_tokens": 0,
+                              "resume_tool_events": 1, "resume_wall_s": 2, "resume_reread_share": 2})
 
 
 # A standards trial's decision measures, averaged over a leaderboard row's valid trials.
@@ -315,6 +352,49 @@ def _versus_vanilla(board: pd.DataFrame) -> pd.DataFrame:
         return (joined[num] / den_values).astype(float)
 
     return board.assign(tokens_vs_vanilla=ratio("tokens", "tokens_vanilla"), resolved_vs_vanilla=ratio("raw", "raw_vanilla"))
+
+
+def _family_sections(board: pd.DataFrame) -> list[tuple[pd.DataFrame, str, str, dict[str, str], list[str]]]:
+    """The tables ``leaderboard.md`` adds after the main one, each for the rows it concerns: (rows,
+    title, what the columns mean, the columns renamed, the columns shown)."""
+    key = ["workload", "arm", "agent", "agent_kind"]
+    return [
+        (board[board["family"] == "standards"], "Standards workload: decisions",
+         "Each surface of each handler is one decision where exactly one form is written. `better_share` is "
+         "the share written the objectively better way; `followed_standard` is, on the surfaces where "
+         "STYLE.md and the existing code disagree, the share that followed STYLE.md (empty where none "
+         "disagree). Means over the row's trials; `expected` is the reference policy's closed form.",
+         {"std_decisions": "decisions", "std_better_share": "better_share",
+          "std_followed_standard_share": "followed_standard", "std_expected_better_share": "expected"},
+         [*key, "variant", "trials", "decisions", "better_share", "followed_standard", "expected", "matches_expected"]),
+        (board[board["family"] == "real_repo"], "Real repositories: bugs resolved",
+         "`resolved` counts bugs whose hidden tests pass (the mean over trials); `predicted` is what was "
+         "predicted for the arm before the run (the workload's `predicted_resolved`); the `vs_vanilla` "
+         "columns divide by the same agent's Vanilla row (empty where that is 0).",
+         {"n_requirements": "bugs", "raw": "resolved", "predicted_resolved": "predicted"},
+         [*key, "variant", "trials", "bugs", "predicted", "resolved", "baseline_kept", "net", "turns", "tokens",
+          "tokens_vs_vanilla", "resolved_vs_vanilla", "expected_net", "matches_expected"]),
+        (board[board["withheld_k"].notna()], "Withholding authored facts: tests passed",
+         "Coherence workloads (docs/coherence.md) score in hidden tests, four per motif. `k` motifs had "
+         "their secret withheld (`mode`: deleted or replaced by a same-length stub), before session 1 or "
+         "after its cleave; `tests_passed` is the mean over trials, `expected_tests` the reference "
+         "policy's closed form; `abstention` is what the classifier made of the trials' records "
+         "(fabricated in any session, else the last session's class), `expected_abstention` what the "
+         "policy's closed form says it should be.",
+         {"withheld_k": "k", "withhold_mode": "mode", "withhold_when": "when"},
+         [*key, "k", "mode", "when", "trials", "tests_passed", "tests_total", "expected_tests", "abstention",
+          "expected_abstention", "matches_expected"]),
+        (board[board["resume_reached"].notna()], "The cost of resuming",
+         "Over each row's continuation sessions (every session after the first): `reached`, the share that "
+         "made a useful edit (a write to a source file whose added lines are all still there at the end); "
+         "before it, as means over those that did, the answered model `calls`, their `tokens`, the `tool "
+         "events`, the wall time and the share of the earlier sessions' files read again (docs/scoring.md). "
+         "A reference policy's calls and tokens are its meter, not a model's.",
+         {"resume_reached": "reached", "resume_calls": "calls", "resume_tokens": "tokens",
+          "resume_tool_events": "tool_events", "resume_wall_s": "wall_s", "resume_reread_share": "reread_share"},
+         [*key, "variant", "trials", "net", "reached", "calls", "tokens", "tool_events", "wall_s", "reread_share",
+          "matches_expected"]),
+    ]
 
 
 def to_markdown(board: pd.DataFrame, study: str) -> str:
@@ -342,41 +422,9 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
     if tampered:
         cols.append("tamper_evidence")  # the first piece of evidence of each tampered trial
     lines += _table(board, cols)
-    standards = board[board["family"] == "standards"]
-    if len(standards):
-        lines += ["", "## Standards workload: decisions", "",
-                  "Each surface of each handler is one decision where exactly one form is written. `better_share` is "
-                  "the share written the objectively better way; `followed_standard` is, on the surfaces where "
-                  "STYLE.md and the existing code disagree, the share that followed STYLE.md (empty where none "
-                  "disagree). Means over the row's trials; `expected` is the reference policy's closed form.", ""]
-        lines += _table(standards.rename(columns={"std_decisions": "decisions", "std_better_share": "better_share",
-                                                  "std_followed_standard_share": "followed_standard",
-                                                  "std_expected_better_share": "expected"}),
-                        ["workload", "arm", "agent", "agent_kind", "variant", "trials", "decisions", "better_share",
-                         "followed_standard", "expected", "matches_expected"])
-    repos = board[board["family"] == "real_repo"]
-    if len(repos):
-        lines += ["", "## Real repositories: bugs resolved", "",
-                  "`resolved` counts bugs whose hidden tests pass (the mean over trials); `predicted` is what was "
-                  "predicted for the arm before the run (the workload's `predicted_resolved`); the `vs_vanilla` "
-                  "columns divide by the same agent's Vanilla row (empty where that is 0).", ""]
-        lines += _table(repos.rename(columns={"n_requirements": "bugs", "raw": "resolved",
-                                              "predicted_resolved": "predicted"}),
-                        ["workload", "arm", "agent", "agent_kind", "variant", "trials", "bugs", "predicted", "resolved",
-                         "baseline_kept", "net", "turns", "tokens", "tokens_vs_vanilla", "resolved_vs_vanilla",
-                         "expected_net", "matches_expected"])
-    facts = board[board["withheld_k"].notna()]
-    if len(facts):
-        lines += ["", "## Withholding authored facts: tests passed", "",
-                  "Coherence workloads (docs/coherence.md) score in hidden tests, four per motif. `k` motifs had "
-                  "their secret withheld (`mode`: deleted or replaced by a same-length stub), before session 1 or "
-                  "after its cleave; `tests_passed` is the mean over trials, `expected_tests` the reference "
-                  "policy's closed form; `abstention` is what the classifier made of the trials' records "
-                  "(fabricated in any session, else the last session's class), `expected_abstention` what the "
-                  "policy's closed form says it should be.", ""]
-        lines += _table(facts.rename(columns={"withheld_k": "k", "withhold_mode": "mode", "withhold_when": "when"}),
-                        ["workload", "arm", "agent", "agent_kind", "k", "mode", "when", "trials", "tests_passed",
-                         "tests_total", "expected_tests", "abstention", "expected_abstention", "matches_expected"])
+    for rows, title, text, renames, cols in _family_sections(board):
+        if len(rows):
+            lines += ["", f"## {title}", "", text, "", *_table(rows.rename(columns=renames), cols)]
     return "\n".join(lines) + "\n"
 
 

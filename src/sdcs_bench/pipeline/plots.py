@@ -11,7 +11,10 @@ declared as DVC plots):
 - ``survival_curve``: net retention against the cut point, one panel per workload and kind of cut
   (the N-th edit, the N-th answered call, a share of the uninterrupted run's tokens, a token
   count), one line per arm and agent, the uninterrupted control's retention as its ceiling, when
-  the study sweeps at least two cut points of one kind.
+  the study sweeps at least two cut points of one kind;
+- ``resume_cost``: the cost of resuming (the tool events, and the tokens, before each continuation's
+  first useful edit: docs/scoring.md) against net retention, one point per trial and a colour per
+  arm, when any trial has a continuation session that reached a useful edit.
 
 Every title says what produced its rows (reference policies are labelled as such). The files are
 byte-for-byte reproducible: no dates, fixed SVG ids.
@@ -25,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-PLOTS = ("net_by_arm", "tokens_vs_net", "requirement_survival", "withholding", "survival_curve")
+PLOTS = ("net_by_arm", "tokens_vs_net", "requirement_survival", "withholding", "survival_curve", "resume_cost")
 FORMATS = ("png", "svg")
 CONTROL_VARIANT = "uninterrupted"  # the no-cleave control: left out of the survival map when cut runs exist
 
@@ -77,6 +80,7 @@ def write_plots(out_dir: Path, scorecards: pd.DataFrame, board: pd.DataFrame, st
     if board["withheld_k"].notna().any():
         written += _withholding(plt, out_dir, board, study)
     written += _survival_curve(plt, out_dir, board, study)
+    written += _resume_cost(plt, out_dir, scorecards, study)
     plt.close("all")
     return written
 
@@ -251,3 +255,35 @@ def _survival_curve(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list
         ax.legend(fontsize=6, title="arm · agent (dashed: uninterrupted)", title_fontsize=6)
     fig.suptitle(f"Study {study}: survival against the cut point")
     return _save(fig, out_dir, "survival_curve")
+
+
+def _resume_cost(plt, out_dir: Path, cards: pd.DataFrame, study: str) -> list[Path]:
+    if "resume_tool_events" not in cards:
+        return []
+    cards = cards[cards["valid"].astype(bool)]
+    cards = cards.assign(retention=cards["net"] / cards["n_requirements"])
+    reached = cards[cards["resume_tool_events"].notna() | cards["resume_tokens"].notna()]
+    if reached.empty:
+        return []
+    from sdcs_bench.pipeline.labels import arm_order
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.0), squeeze=False)
+    groups = dict(list(reached.groupby("arm")))
+    never = cards[cards["resume_reached"].notna() & (cards["resume_reached"] == 0)]
+    for ax, (col, label) in zip(axes[0], (("resume_tool_events", "tool events before the first useful edit"),
+                                           ("resume_tokens", "tokens before it (reference policies: their meter)"))):
+        for arm in arm_order(groups):
+            # Trials at the same point (deterministic policies often are) are one marker, its area
+            # growing with their number, which is written beside it.
+            points = groups[arm].groupby([col, "retention"]).size().reset_index(name="trials")
+            ax.scatter(points[col], points["retention"], label=arm, alpha=0.6, s=24 * points["trials"] ** 0.5)
+            for x, y, n in points[[col, "retention", "trials"]].itertuples(index=False):
+                if n > 1:
+                    ax.annotate(f"{n}", (x, y), xytext=(4, 4), textcoords="offset points", fontsize=6)
+        ax.set_xlabel(label + " (mean over a trial's continuations)", fontsize=8)
+        ax.set_ylabel("net / requirements")
+        ax.set_ylim(-0.05, 1.05)
+    axes[0][0].legend(fontsize=7, title="arm")
+    note = f"; {len(never)} trial(s) whose continuations made no useful edit are not shown" if len(never) else ""
+    fig.suptitle(f"Study {study}: the cost of resuming against net retention\n({_sources(cards)}{note})", fontsize=9)
+    return _save(fig, out_dir, "resume_cost")

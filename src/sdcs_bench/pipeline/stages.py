@@ -18,7 +18,9 @@ from typing import Any
 
 from sdcs_bench.agents.expectations import expected_reference_score
 from sdcs_bench.coherence.abstention import trial_class
+from sdcs_bench.coherence.resume import line_set, resume_report
 from sdcs_bench.coherence.session import WorkloadFacts, analyse_session, workspace_state
+from sdcs_bench.core import safefs
 from sdcs_bench.core.archive import safe_extract
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_temporaries
@@ -189,19 +191,25 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     coherence = analyse_session(
         harness=str(trial.agent_for(index)["harness"]), stage_dir=stage_dir, run_id=f"{trial.trial_id}/session_{index}",
         workdir=trial.sandbox_dir.resolve(), before=before, after=workspace_state(trial.sandbox_dir), facts=facts,
-        agent_written=_agent_written_before(prev_stage), status=record["status"],
-        import_roots=(trial.workload.import_root,))
+        agent_written=_carried(prev_stage, "agent_written"), status=record["status"],
+        import_roots=(trial.workload.import_root,), files_seen=_carried(prev_stage, "files_seen"),
+        # a continuation: its writes on its clock, for the cost of resuming
+        resume={"written": record.pop("written"), "calls": record["cleave"].get("counted"),
+                "started": record["started_at"]} if "written" in record else None)
+    if "resume" in coherence:
+        record["resume"] = coherence.pop("resume")
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
     return _finish(stage_dir, f"session_{index}", trial, started, _predecessor(prev_stage), tokens=record["tokens"],
                    session=record, coherence=coherence)
 
 
-def _agent_written_before(prev_stage: Path) -> list[str]:
-    """The paths earlier sessions of the trial wrote, carried in the stage records (a session's, or
-    the injection's, which passes its predecessor's on): none after the scaffold."""
+def _carried(prev_stage: Path, key: str) -> list[str]:
+    """What earlier sessions of the trial leave the next one in their stage records (a session's,
+    or the injection's, which passes its predecessor's on): ``agent_written``, the paths the agent
+    wrote; ``files_seen``, the files its sessions read or wrote. Nothing after the scaffold."""
     record = json.loads((Path(prev_stage) / STAGE_FILE).read_text())
-    return list((record.get("coherence") or {}).get("agent_written") or [])
+    return list((record.get("coherence") or {}).get(key) or [])
 
 
 def _keep_attempt(stage_dir: Path, attempt: int) -> None:
@@ -233,7 +241,7 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
     return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record,
-                   coherence={"agent_written": _agent_written_before(prev_stage)})  # passed on to the next session
+                   coherence={k: _carried(prev_stage, k) for k in ("agent_written", "files_seen")})  # passed on
 
 
 def _withholds(injection: dict[str, Any] | None) -> bool:
@@ -269,6 +277,15 @@ def stage_inputs(trial: TrialSpec, stage_dir: Path) -> tuple[list[Path], Path | 
     return sessions, injection
 
 
+def _final_lines(tree: Path, rel: str) -> set[str] | None:
+    """A file's lines at the trial's end (read without following a link), None when it is not there."""
+    try:
+        data = safefs.read_file(tree, rel)
+    except OSError:
+        return None
+    return line_set(data) if data is not None else None
+
+
 def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, session_records: list[Path] | None = None,
                     injection_record: Path | None = None) -> dict[str, Any]:
     """Score the last snapshot. Session records are read from the session stages (outside the
@@ -298,10 +315,11 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             sessions=records, sentinels=SentinelSettings.from_config(trial.scoring_sentinels),
             layout=layout_for(trial.workload, trial.variant),
         )
+        resume = resume_report(records, lambda rel: _final_lines(final, rel))
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant, successor=trial.successor)
     card = {**trial.labels(), **card, "withhold": withhold_report(trial, card),
             "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
-            "expected": expected}
+            "resume": resume, "expected": expected}
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
     made_from = [*_predecessor(prev_stage), *map(Path, session_records),
                  *([Path(injection_record)] if injection_record else [])]

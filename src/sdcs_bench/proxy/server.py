@@ -95,7 +95,7 @@ class ModelProxy:
         model: str = "replay-model",
         upstreams: dict[str, str] | None = None,
         refusal: Callable[[], str | None] = lambda: None,
-        on_answered: Callable[..., object] = lambda tokens, seq: None,
+        on_answered: Callable[..., object] = lambda tokens, seq, at: None,
         dump_dir: Path | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -110,8 +110,8 @@ class ModelProxy:
         self.model = model
         self.upstreams = {**DEFAULT_UPSTREAMS, **upstream_overrides(), **(upstreams or {})}
         self.refusal = refusal
-        # Told of every answered model call (its tokens and ledger row): a token or turn cut rule
-        # fires there, so the call that reaches the cut is the last one answered.
+        # Told of every answered model call (its tokens, ledger row, and when its request came): a
+        # token or turn cut rule fires there, so the call that reaches the cut is the last one answered.
         self.on_answered = on_answered
         self.ledger = Ledger(ledger)
         self.dump_dir = dump_dir
@@ -200,7 +200,7 @@ class ModelProxy:
         done = self.ledger.append({**row, "status": status, "refused": False, "usage": usage.to_dict() if usage else None,
                                    "latency_s": round(time.monotonic() - t0, 4), **note})
         if r.kind == "generate" and status == 200:
-            self.on_answered(usage.total if usage else 0, done["seq"])
+            self.on_answered(usage.total if usage else 0, done["seq"], row["at"])
 
     def _replay(self, req: _Handler, r: wire.Route, payload: dict, body: bytes) -> tuple[int, TokenUsage | None, dict]:
         if r.kind == "models":

@@ -33,6 +33,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from sdcs_bench.coherence.resume import MAX_WRITES, WrittenFile
 from sdcs_bench.core import safefs
 from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips, refs, repository_format_problems
 from sdcs_bench.core.tokens import meter_tokens
@@ -45,6 +46,8 @@ OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write
 JUDGE_TIMEOUT_S = 30.0  # how long a model call may wait for the watcher before it is refused
 FLUSH_TIMEOUT_S = 10.0  # how long the end of a session waits for the watcher to see its last events
 CONTROL = ".git/specsnap"
+RECORD_READ_LIMIT = 4 << 20  # a continuation's write to a larger source file is recorded as adding nothing
+MTIME_TRUST_S = 2.0  # how much earlier than the watcher saw it a write's own modification time may be
 
 
 def _group_alive(pgid: int) -> bool:
@@ -65,10 +68,11 @@ class _Write:
     (completed by a close or move before the timer), ``graced`` (counted when the timer ran out
     while the writer still held it open: its close is the same edit, not another)."""
 
-    __slots__ = ("state",)
+    __slots__ = ("state", "counts")
 
-    def __init__(self) -> None:
+    def __init__(self, counts: bool) -> None:
         self.state = "open"
+        self.counts = counts  # whether it counts toward the cut rule (else it is only recorded)
 
 
 @dataclass
@@ -111,7 +115,8 @@ class CleaveController:
     of the session can tell an edit it never saw (a hard link, lost events) from one it did."""
 
     def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0,
-                 judge_timeout_s: float = JUDGE_TIMEOUT_S, meter_files: bool = False) -> None:
+                 judge_timeout_s: float = JUDGE_TIMEOUT_S, meter_files: bool = False,
+                 record_writes: dict[str, bytes] | None = None) -> None:
         if rule.needs_baseline:
             raise ValueError(f"the cut {rule} must be resolved against its control's tokens before the session")
         self.workdir = workdir.resolve()
@@ -120,6 +125,12 @@ class CleaveController:
         # reference policy (``meter_files``) the meter it asks through the control directory.
         self.meter_files = meter_files
         self.call_tokens: list[int] = []  # each counted call's tokens, in order
+        # when each was asked (its request reached the proxy; a meter step: the policy asked before it)
+        self.call_times: list[float | None] = []
+        # A continuation session's writes, for the cost of resuming (coherence/resume.py): every
+        # completed write to a qualifying file, with what it added, from each file's content at the
+        # session's start (``record_writes``: path -> bytes). None: not recorded.
+        self.written: WrittenFile | None = WrittenFile(record_writes) if record_writes is not None else None
         self.known_at_fire: set[str] | None = None
         self.exempt = list(exempt)
         # A harness with an exact stop (post-tool hook) gets this long to end itself cleanly once
@@ -160,7 +171,7 @@ class CleaveController:
         set_guard(self.workdir, self._initial_guard_state())
         if self.rule.kind == "first_py_edit_after_commit":
             self._start_branches = branch_refs(self.workdir)
-        if self.rule.active:
+        if self.rule.active or self.written is not None:
             self._observer.schedule(_Handler(self), str(self.workdir), recursive=True)
             self._observer.start()
             threading.Thread(target=self._monitor, daemon=True).start()
@@ -253,8 +264,12 @@ class CleaveController:
                 self.observe(f"{dest}/{rel}", "moved")
 
     def observe(self, rel: str, kind: str) -> None:
-        if self.rule.metered or not qualifies(rel, self.exempt) or not self._armed():
-            return  # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
+        if not qualifies(rel, self.exempt):
+            return
+        # (tier 1: writes before the agent's first commit are the baseline, not the sprint)
+        counts = self.rule.active and not self.rule.metered and self._armed()
+        if not counts and self.written is None:
+            return
         if kind == "closed" and _empty(self.workdir / rel):
             kind = "created"  # created empty (a touch before the content, as Aider does): wait for the content
         if kind in ("created", "modified"):
@@ -265,7 +280,7 @@ class CleaveController:
                 write = self._pending.get(rel)
                 if write is not None and write.state in ("open", "graced"):
                     return
-                write = self._pending[rel] = _Write()
+                write = self._pending[rel] = _Write(counts)
             timer = threading.Timer(OPEN_WRITE_GRACE_S, self._guarded, (self._grace_ran_out, rel, write))
             timer.daemon = True
             timer.start()
@@ -276,14 +291,14 @@ class CleaveController:
                 return  # the close of a write already counted when its grace ran out
             if write is not None:
                 write.state = "done"  # its timer, when it runs, finds it done
-        self._edit_completed(rel, kind)
+        self._edit_completed(rel, kind, write.counts if write is not None else counts)
 
     def _grace_ran_out(self, rel: str, write: _Write) -> None:
         with self._lock:
             if self._pending.get(rel) is not write or write.state != "open":
                 return
             write.state = "graced"
-        self._edit_completed(rel, "grace")
+        self._edit_completed(rel, "grace", write.counts)
 
     def _armed(self) -> bool:
         """Whether writes count: always, except under tier 1's rule before the agent's first commit
@@ -301,7 +316,11 @@ class CleaveController:
         except BaseException as exc:  # noqa: BLE001 - a timer thread fails closed too
             self.fail(f"the watcher failed judging {args[0]!r}: {type(exc).__name__}: {exc}")
 
-    def _edit_completed(self, rel: str, how: str) -> None:
+    def _edit_completed(self, rel: str, how: str, counts: bool = True) -> None:
+        if self.written is not None:
+            self._record_write(rel)
+        if not counts:
+            return
         content = _content(self.workdir, rel)
         if self.rule.kind == "first_py_edit_after_commit" and content is not None and content == _in_head(self.workdir, rel):
             return  # a late event of a write the arming commit already holds: not an edit after it
@@ -324,12 +343,34 @@ class CleaveController:
             }
             self._fire()
 
+    def _record_write(self, rel: str) -> None:
+        """Record one completed write of a continuation session: the lines it added, and when it was
+        made: the file's modification time, unless that is later than now or more than
+        ``MTIME_TRUST_S`` earlier (an agent may set it), when it is now (the watcher may see a write
+        late, under load or after an open writer's grace)."""
+        seen = time.time()
+        try:
+            data = safefs.read_file(self.workdir, rel, limit=RECORD_READ_LIMIT)
+        except OSError:
+            data = None  # (too large, or a link: it adds nothing the record can follow; never followed)
+        mtime = _mtime(self.workdir, rel)
+        at = mtime if mtime is not None and 0 <= seen - mtime <= MTIME_TRUST_S else seen
+        with self._lock:
+            if len(self.written.writes) < MAX_WRITES:
+                self.written.wrote(rel, data, at)
+            else:
+                self.written.dropped += 1
+
     def fail(self, reason: str) -> None:
         """Fail closed: whatever went wrong in the watcher fires the cleave (if it has not fired
-        yet), with the reason; the session's integrity check then reports it."""
+        yet), with the reason; the session's integrity check then reports it. A session with no cut
+        rule has nothing to cleave: its watcher only records writes, and a failure there makes the
+        record incomplete (said in it), not the session invalid."""
         with self._lock:
             self.errors.append(reason)
-            if self.fired.is_set():
+            if self.written is not None:
+                self.written.failed = reason
+            if self.fired.is_set() or not self.rule.active:
                 return
             self.record = {"fired": True, "by": "watcher error", "rule": str(self.rule), "path": None,
                            "reason": reason, "at_s": round(time.monotonic() - self._t0, 4), "wall_time": time.time()}
@@ -357,16 +398,18 @@ class CleaveController:
             self.known_at_fire = known_commits(self.workdir)
 
     # -- token and turn rules ----------------------------------------------------------------------
-    def count_call(self, tokens: int, *, by: str = "proxy", seq: int | None = None, step: str | None = None) -> bool:
+    def count_call(self, tokens: int, *, by: str = "proxy", seq: int | None = None, step: str | None = None,
+                   at: float | None = None) -> bool:
         """Count one answered model call and its tokens; under ``after_tokens:T`` / ``after_turns:N``
         fire the cleave once the session's total reaches T (or this is the N-th call), exactly as a
         qualifying edit would: the guard refuses every ref update, every later call is refused, the
         agent is killed. The call that reaches it was answered; nothing after it is. Returns
         whether the cleave has fired."""
         with self._lock:
-            if self.fired.is_set():
-                return True
+            if self.fired.is_set() and (self.rule.metered or by != "meter"):
+                return True  # (a meter read after an edit cut counts the steps taken before it, as a record)
             self.call_tokens.append(max(0, int(tokens)))
+            self.call_times.append(at if at is not None or by == "meter" else time.time())
             if not self.rule.reached(self.calls, self.tokens):
                 return False
             self.record = {"fired": True, "by": by, "rule": str(self.rule), "path": None, "at_tokens": self.tokens,
@@ -388,10 +431,12 @@ class CleaveController:
         try:
             asked = json.loads(data or b"")
             step, texts = str(asked["step"]), [str(t) for t in asked["texts"]]
-        except (ValueError, KeyError, TypeError):
+            at = asked.get("t")
+            at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
+        except (ValueError, KeyError, TypeError, AttributeError):
             raise RuntimeError(f"a meter question the watcher cannot read: {data[:200] if data else data!r}") from None
         tokens = meter_tokens(*texts)
-        if not self.count_call(tokens, by="meter", step=step or None) and self.rule.metered:
+        if not self.count_call(tokens, by="meter", step=step or None, at=at) and self.rule.metered:
             self._touch(f"ack.meter.{token}")  # (under another rule the policy does not wait)
 
     def _count_left_meters(self) -> None:
@@ -585,6 +630,16 @@ class CleaveController:
                            known_at_fire=None if self.known_at_fire is None else set(self.known_at_fire))
 
 
+def _mtime(repo: Path, rel: str) -> float | None:
+    """A file's modification time, no link followed (its directories included); None if unreadable."""
+    parent, name = os.path.split(rel)
+    try:
+        with safefs.open_dir(repo, parent) as fd:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mtime
+    except OSError:
+        return None
+
+
 def _empty(path: Path) -> bool:
     try:
         st = os.lstat(path)
@@ -619,14 +674,25 @@ def _in_head(repo: Path, rel: str) -> str | None:
 
 
 # -- after the session ------------------------------------------------------------------------------
-def qualifying_state(repo: Path, exempt: Iterable[str], linked: set[str] | None = None) -> dict[str, str]:
+def qualifying_state(repo: Path, exempt: Iterable[str], linked: set[str] | None = None,
+                     contents: dict[str, bytes] | None = None) -> dict[str, str]:
     """path -> blob id of every qualifying file in the working tree (links as git stores them);
-    ``linked``, when given, gets the files that have another hard link (anywhere)."""
+    ``linked``, when given, gets the files that have another hard link (anywhere); ``contents``
+    the bytes of each regular one (read once, for both)."""
     exempt = list(exempt)
     state = {}
     for rel, st in safefs.walk(repo, skip_dirs={"__pycache__"}, top_skip={".git"}):
         if qualifies(rel, exempt):
-            blob = _content(repo, rel)
+            if contents is not None and stat.S_ISREG(st.st_mode):
+                try:
+                    data = safefs.read_file(repo, rel)
+                except OSError:
+                    data = None
+                blob = blob_id(data) if data is not None else None
+                if data is not None:
+                    contents[rel] = data
+            else:
+                blob = _content(repo, rel)
             state[rel] = blob if blob is not None else "unreadable"
             if linked is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 linked.add(rel)

@@ -95,7 +95,7 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
     # SPECSNAP_PROXY_DUMP=DIR keeps every request body (never headers) for writing a new adapter.
     dump = Path(os.environ["SPECSNAP_PROXY_DUMP"]) / f"session_{ctx.index}" if os.environ.get("SPECSNAP_PROXY_DUMP") else None
     common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": controller.refusal, "dump_dir": dump,
-              "on_answered": lambda tokens, seq: controller.count_call(tokens, seq=seq)}
+              "on_answered": lambda tokens, seq, at: controller.count_call(tokens, seq=seq, at=at)}
     if script is not None:
         return ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
                           script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
@@ -112,9 +112,15 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     commits_before = known_commits(ctx.workdir)
     before = repo_state(ctx.workdir)
     config_before = git_configuration(ctx.workdir)
-    qualifying_before = qualifying_state(ctx.workdir, exempt)
+    # A continuation session (every session after the first) records its writes and its calls, for
+    # the cost of resuming (coherence/resume.py): each file's content at the start is read once.
+    continuation = ctx.index > 1
+    start_contents: dict[str, bytes] | None = {} if continuation else None
+    qualifying_before = qualifying_state(ctx.workdir, exempt, contents=start_contents)
     controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s,
-                                  meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter))
+                                  meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter
+                                                                         or continuation),
+                                  record_writes=start_contents)
     proxy = _proxy(ctx, harness, controller, script).start() if harness.needs_model else None
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
@@ -124,6 +130,8 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     finally:
         if proxy is not None:
             proxy.stop()
+    if controller.written is not None:
+        record["written"] = controller.written.record()
     record["leak_check"] = leak
     record["guard"] = guard
     # The harness's own records (transcript, rollout, chat files) leave the private HOME before it
@@ -191,6 +199,7 @@ class _Exit:
 
     code: int
     timed_out: bool
+    began: float  # wall-clock time the agent was started
     at: float  # wall-clock time the process was gone
     wall_s: float
     escaped: list[int]  # processes that had left its group, killed by the sandbox marker
@@ -203,7 +212,7 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
     marker = sandbox_marker(ctx.workdir)
     python, readable = environment_access(ctx.workload.environment_dir)  # a real repository's own Python
     env = {**with_environment(base_env(ctx.home), python), **invocation.env, SANDBOX_MARKER: marker}
-    t0 = time.monotonic()
+    t0, began = time.monotonic(), time.time()
     timed_out = False
     with (ctx.stage_dir / "transcript.jsonl").open("wb") as out, (ctx.stage_dir / "agent.stderr.log").open("wb") as err:
         controller.start()
@@ -233,7 +242,7 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
             controller.stop()
             backend.reap(ctx.workdir)
             escaped = kill_marked(marker)  # ...not even what left its process group
-    return _Exit(code, timed_out, at, round(time.monotonic() - t0, 3), escaped)
+    return _Exit(code, timed_out, began, at, round(time.monotonic() - t0, 3), escaped)
 
 
 def _ports(endpoint: str | None) -> tuple[int, ...]:
@@ -252,7 +261,7 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
     # the kill, not of the agent's work, and would otherwise hand the next session a broken repo
     # depending on timing alone. The working tree itself is never touched.
     locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or ended.timed_out else []
-    cleave = _cleave_record(ctx, controller, commits_before, exempt, qualifying_before, guard)
+    cleave = _cleave_record(ctx, controller, commits_before, exempt, qualifying_before, guard, harness.needs_model)
     path = cleave.get("path")
     if cleave["fired"] and path and os.path.lexists(ctx.workdir / path):
         # Cleave latency: from the qualifying write (its mtime) to the agent's process being gone.
@@ -276,6 +285,7 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
         "status": _status(cleave["fired"], ended),
         "exit_code": ended.code,
         "wall_s": ended.wall_s,
+        "started_at": round(ended.began, 4),
         "turns": harness.turns(ctx.stage_dir / "transcript.jsonl"),
         "start_head": start_head,
         "end_head": _head(ctx.workdir),
@@ -304,7 +314,7 @@ def _status(cleaved: bool, ended: _Exit) -> str:
 
 
 def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_before: set[str], exempt,
-                   qualifying_before: dict[str, str], guard: dict[str, Any]) -> dict:
+                   qualifying_before: dict[str, str], guard: dict[str, Any], needs_model: bool) -> dict:
     """What the cleave did, with the session's integrity check (``integrity.ok`` false marks the
     trial invalid): a commit the rule forbids (however it was made), a qualifying edit the watcher
     never saw, a watcher that failed, or a guard that was not in force."""
@@ -330,10 +340,12 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_be
         else:
             record["no_cleave"] = not integrity["unseen_edits"]
             record["missed"] = bool(integrity["unseen_edits"])  # qualifying edits the watcher did not see
-    if rule.metered or controller.meter_files:
-        # answered model calls and their tokens as a cut rule counts them (a reference policy: its meter)
+    if rule.metered or controller.meter_files or controller.written is not None:
+        # answered model calls and their tokens as a cut rule counts them (a reference policy: its
+        # meter), with when each was asked (its request reached the proxy; a metered step: asked)
         record["counted"] = {"calls": controller.calls, "tokens": controller.tokens,
-                             "by": "meter" if controller.meter_files else "proxy", "per_call": controller.call_tokens}
+                             "by": "meter" if controller.meter_files else "proxy" if needs_model else "none",
+                             "per_call": controller.call_tokens, "at": controller.call_times}
     if controller.errors:
         record["watcher_errors"] = controller.errors
     if controller.unjudged:
