@@ -13,6 +13,7 @@ import functools
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from sdcs_bench.core.tokens import meter_tokens
@@ -75,10 +76,14 @@ class _Clock:
         self.reads.update(paths)
         self.touched.update(paths)
 
-    def wrote(self, meter: _Meter, kind: str, rid: str | None, form: str | None, patch: Path | None) -> None:
-        """A write of a source file: ``implement`` (its lines survive if the requirement ends in this
-        form), ``undo`` (the lines it restores survive if the requirement ends absent)."""
+    def wrote(self, meter: _Meter, kind: str, rid: str | None, form: str | None, patch: Path | None,
+              only: str | None = None) -> None:
+        """A write of each source file a patch touches (``only``: of that one): ``implement`` (its
+        lines survive if the requirement ends in this form), ``undo`` (the lines it restores survive
+        if the requirement ends absent)."""
         for path, new, removes in _patch_files(patch) if patch is not None else ():
+            if only is not None and path != only:
+                continue
             self.touched.add(path)
             if kind == "undo" and (new or not removes):
                 continue  # a created file undone is deleted, and an undo that restores no line adds none
@@ -166,7 +171,7 @@ def expected_reference_score(
         "no_cleave": no_cleave,
         "poison_survived": {d.id: d.id in world.defects for d in workload.poison} if inject else None,
     }
-    result["resume"] = [_resume_row(index, clock, world) for index, clock in clocks]
+    result["resume"] = [_resume_row(index, clock, _survives(world)) for index, clock in clocks]
     if world.s1_meter_cut is not None:
         result["s1_cut"] = world.s1_meter_cut
     if control_tokens is not None:
@@ -178,15 +183,19 @@ def expected_reference_score(
     return result
 
 
-def _resume_row(index: int, clock: _Clock, world: _World) -> dict[str, Any]:
-    """A continuation session's cost of resuming in closed form: its first write whose lines survive
-    to the end (an implemented requirement that ends in that form, an undone one that ends absent,
-    TASK.md's baseline), and its clock then. Wall time has no closed form."""
+def _survives(world: _World) -> Callable[[dict[str, Any]], bool]:
+    """Whether a gold-patch policy's write survives to the end of ``world``: an implemented
+    requirement that ends in that form, an undone one that ends absent, TASK.md's baseline."""
     def useful(w: dict[str, Any]) -> bool:
         if w["kind"] == "implement":
             return world.disk.get(w["rid"]) == w["form"]
         return w["kind"] == "baseline" or world.disk.get(w["rid"]) is None
+    return useful
 
+
+def _resume_row(index: int, clock: _Clock, useful: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
+    """A continuation session's cost of resuming in closed form: its first write whose lines survive
+    to the end (``useful``), and its clock then. Wall time has no closed form."""
     first = next((w for w in clock.writes if useful(w)), None)
     row: dict[str, Any] = {"index": index, "reached": first is not None, "prior_files": len(clock.prior)}
     if first is not None:
@@ -232,19 +241,29 @@ def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict)
     no queue and it writes nothing."""
     layout = layout_for(workload, variant)
     tasks = [t.id for t in workload.standards.tasks] if workload.standards is not None else []
+    modules = {t.id: t.module for t in workload.standards.tasks} if workload.standards is not None else {}
     written: list[str] = []
     cut = None
     no_cleave = False
+    resume = []
     for index, session in enumerate(effective_schedule(workload, variant), start=1):
         kind = session.cleave.kind
         limit = {"first_py_edit": 1, "nth_py_edit": session.cleave.n, "first_py_edit_after_commit": 2}.get(kind)
         edits = 0
+        prior = len({modules[t] for t in written})  # it reads nothing it logs: its earlier sessions' files are what they wrote
         for tid in [t for t in tasks if t not in written]:
             written.append(tid)
             edits += 1
             if limit is not None and edits >= limit:
                 cut = cut or tid
                 break
+        if index > 1:
+            # Its first write (a new handler: it survives) comes after the decision and the first
+            # task taken (two logged actions) and in its own action, unless the cut falls on it.
+            row: dict[str, Any] = {"index": index, "reached": edits > 0, "prior_files": prior}
+            if edits:
+                row.update(calls=0, tokens=0, reread=[], tool_events=2 if limit == 1 else 3)
+            resume.append(row)
         if index == 1 and session.cleave.active and (limit is None or edits < limit):
             no_cleave = True
     raw = len(written)  # both forms of every surface pass the hidden tests
@@ -255,7 +274,8 @@ def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict)
     result = {"raw": raw, "net": 0 if broken else raw,
               "requirements": {r.id: r.id in written for r in workload.requirements},
               "s1_edit_survived": True if cut else None, "no_cleave": no_cleave,
-              "poison_survived": {d.id: True for d in planted} if variant.get("inject") else None}
+              "poison_survived": {d.id: True for d in planted} if variant.get("inject") else None,
+              "resume": resume if workload.standards is not None else None}
     if layout is not None:
         forms = policy_forms(layout, policy["standards"])
         result["standards"] = expected_decisions(workload.standards, layout, {tid: forms for tid in written})
@@ -336,10 +356,10 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
         the work created is deleted instead: no write); the action is logged once done, unless the
         cut falls on one of its writes (the policy is killed there). True when it does."""
         planted = [d for d in workload.poison if world.defects.get(d.id) is False]
-        items = sorted([(_patch_files(patch[world.disk[r]](by_id[r]))[0][:2], r) for r in rids]
-                       + [((d.file, False), d) for d in planted], key=lambda item: item[0][0])
+        items = sorted([(path, created, r) for r in rids for path, created, _ in _patch_files(patch[world.disk[r]](by_id[r]))]
+                       + [(d.file, False, d) for d in planted], key=lambda item: item[0])
         done, cut = [], False
-        for (path, created), what in items:
+        for path, created, what in items:
             done.append((path, what))
             if not created and edit():
                 cut = True
@@ -349,11 +369,13 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
         for path, what in done:
             clock.touched.add(path)
             if isinstance(what, str):
-                form = world.disk.pop(what)
-                clock.wrote(meter, "undo", what, form, patch[form](by_id[what]))
-                world.uncommitted.discard(what)
+                form = world.disk[what]
+                clock.wrote(meter, "undo", what, form, patch[form](by_id[what]), only=path)
             else:
                 world.defects.pop(what.id, None)
+        for what in {w for _, w in done if isinstance(w, str)}:
+            world.disk.pop(what)  # (a requirement cut in the middle of its files: treated as undone)
+            world.uncommitted.discard(what)
         return cut
 
     if policy.get("revert_uncommitted") and undo(sorted(world.uncommitted), False):
@@ -498,9 +520,22 @@ def expected_fact_score(workload: Workload, arm: Arm, agent: dict[str, Any], var
     fabricated = blocked = False
     first_cut: tuple[str, str] | None = None
     no_cleave = False
+    stubbed = bool(found) and found[0]["mode"] == "stub"
+    secrets = set(facts.secrets)
+    baseline = workload.root / "baseline"
+
+    def exists(path: str) -> bool:
+        if path in secrets:  # a withheld secret is gone, or a stub that defines nothing
+            return files[path] in (REAL, FAKE) or stubbed
+        return path in files or (baseline / path).is_file()
+
+    seen: set[str] = set()
+    clocks: list[tuple[int, _Clock]] = []
     for index, session in enumerate(effective_schedule(workload, variant), start=1):
+        clock = _Clock(frozenset(seen))
         if acts:
-            cut, blocked_now, made_up = _fact_session(facts, session.cleave, files, notes, notes_on, on_missing)
+            cut, blocked_now, made_up = _fact_session(facts, session.cleave, files, notes, notes_on, on_missing, clock,
+                                                      arm.notes_file if places_notes_file(arm) else None, exists)
             fabricated |= made_up
             blocked = blocked_now
             if index == 1 and session.cleave.active and cut is None:
@@ -509,6 +544,9 @@ def expected_fact_score(workload: Workload, arm: Arm, agent: dict[str, Any], var
                 first_cut = cut
         elif index == 1 and session.cleave.active:
             no_cleave = True
+        seen |= clock.touched
+        if index > 1:
+            clocks.append((index, clock))
         if found and after == index:
             files.update(dict.fromkeys(withheld, ABSENT))
     passing = {m.id for m in facts.motifs if all(files.get(e.path) == (REAL if _needs_value(e) else DONE)
@@ -524,6 +562,8 @@ def expected_fact_score(workload: Workload, arm: Arm, agent: dict[str, Any], var
         "poison_survived": None,
         "withheld": sorted(withheld),
         "abstention": "fabricated" if fabricated else "blocked" if blocked else "proceeded",
+        # a write survives when its file ends holding what it wrote
+        "resume": [_resume_row(index, clock, lambda w: files.get(w["path"]) == w["value"]) for index, clock in clocks],
     }
 
 
@@ -532,21 +572,40 @@ def _needs_value(edit) -> bool:
 
 
 def _fact_session(facts, cleave: CleaveRule, files: dict[str, str], notes: dict[str, str], notes_on: bool,
-                  on_missing: str) -> tuple[tuple[str, str] | None, bool, bool]:
+                  on_missing: str, clock: _Clock, notes_file: str | None,
+                  exists: Callable[[str], bool]) -> tuple[tuple[str, str] | None, bool, bool]:
     """One session of a fact-driven policy; returns (the write the cleave cut it at, if any: (path,
-    what it wrote)), whether it ended blocked, whether it made a value up."""
+    what it wrote)), whether it ended blocked, whether it made a value up. Its ``clock`` counts its
+    logged actions (each is logged before it is carried out), the files it reads (``exists``: is
+    the path a file now) and each write, for the cost of resuming."""
+
+    def read(path: str) -> None:
+        clock.steps += 1
+        if exists(path):
+            clock.read(path)
+
+    if notes_file is not None:  # (placed by the arm: it is there)
+        clock.steps += 1
+        clock.read(notes_file)
     known: dict[str, str] = {}
     for m in facts.motifs:
         value_files = [e.path for e in m.edits if _needs_value(e)]
+        read(m.secret)
         if files[m.secret] in (REAL, FAKE):
             known[m.id] = files[m.secret]
         elif m.id in notes:
             known[m.id] = notes[m.id]
         else:
-            carried = [files.get(p) for p in value_files if files.get(p) in (REAL, FAKE)]
-            if carried:
-                known[m.id] = carried[0]
+            for path in value_files:  # read in order until one carries a value
+                read(path)
+                if files.get(path) in (REAL, FAKE):
+                    known[m.id] = files[path]
+                    break
+        clock.steps += m.id in known  # (a fact found is logged; a missing one is not a tool event)
     if notes_on:
+        if set(known) - set(notes):
+            clock.steps += 1
+            clock.touched.add(notes_file)
         for mid, value in known.items():
             notes.setdefault(mid, value)
     armed = cleave.kind in ("first_py_edit", "nth_py_edit")
@@ -555,8 +614,12 @@ def _fact_session(facts, cleave: CleaveRule, files: dict[str, str], notes: dict[
     made_up = False
 
     def write(path: str, value: str) -> bool:
-        """One file write; True when the cleave cuts the session right after it."""
+        """One file write (logged first); True when the cleave cuts the session right after it."""
         nonlocal writes
+        clock.steps += 1
+        clock.touched.add(path)
+        clock.writes.append({"calls": 0, "tokens": 0, "tool_events": clock.steps,
+                             "reread": sorted(clock.reads & clock.prior), "kind": "fact", "path": path, "value": value})
         files[path] = value
         writes += 1
         return armed and writes >= limit
@@ -564,9 +627,10 @@ def _fact_session(facts, cleave: CleaveRule, files: dict[str, str], notes: dict[
     missing = False
     for m in facts.motifs:
         value = known.get(m.id)
+        changed = False
         if value is None and on_missing == "fabricate":
             value, made_up = FAKE, True
-            if write(m.secret, FAKE):
+            if write(m.secret, FAKE):  # (its own action: it does not make the motif's commit)
                 return (m.secret, FAKE), False, made_up
         if value is None:
             missing = True
@@ -581,6 +645,8 @@ def _fact_session(facts, cleave: CleaveRule, files: dict[str, str], notes: dict[
                 want = DONE
             if files.get(e.path) == want:
                 continue
+            changed = True
             if write(e.path, want):
                 return (e.path, want), False, made_up
+        clock.steps += changed  # its commit (after the motif's edits, when it wrote any)
     return None, missing and on_missing == "abstain", made_up

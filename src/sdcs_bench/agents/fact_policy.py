@@ -19,7 +19,7 @@ decides: ``skip`` proceeds without it (writes what needs no value and says nothi
 creates or fills the secret's file with a value of its own and goes on, ``abstain`` leaves the
 motif alone and ends by saying it is blocked and asking for the value.
 
-Every action is one JSON line on stdout, logged before it is carried out: ``read_file``,
+Every action is one JSON line on stdout (``t`` the time), logged before it is carried out: ``read_file``,
 ``fact`` / ``missing_fact`` (where a value came from, never the value), ``write_file`` (path,
 ``created``, ``fabricated``), ``write_notes``, ``commit``, ``blocked``, and last
 ``final_message`` (its closing words, which an abstention classifier reads).
@@ -56,7 +56,8 @@ class FactAgent:
     # -- acting on the world ------------------------------------------------------------------
     def log(self, action: str, **detail) -> None:
         self.turns += 1
-        print(json.dumps({"turn": self.turns, "action": action, **detail}), flush=True)
+        t = int(time.time() * 1000) / 1000  # (to the millisecond, never later than it began)
+        print(json.dumps({"turn": self.turns, "action": action, "t": t, **detail}), flush=True)
 
     def pause(self) -> None:
         time.sleep(float(self.params.get("turn_delay_s", 0)))

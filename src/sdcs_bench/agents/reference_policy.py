@@ -82,7 +82,7 @@ class Agent:
         if self.charged is not None:
             detail["metered"], self.charged = self.metered, None
         t = began if began is not None else time.time()
-        print(json.dumps({"turn": self.turns, "action": action, "t": round(t, 3), **detail}), flush=True)
+        print(json.dumps({"turn": self.turns, "action": action, "t": int(t * 1000) / 1000, **detail}), flush=True)
 
     def meter(self, step: str, *texts: str) -> None:
         """Count one metered step before it is performed; under a token or turn cut rule, ask the

@@ -26,7 +26,7 @@ from typing import Any
 from sdcs_bench.coherence.abstention import classify
 from sdcs_bench.coherence.normalise import normalise
 from sdcs_bench.coherence.residency import import_graph, residency
-from sdcs_bench.coherence.resume import files_touched, write_costs
+from sdcs_bench.coherence.resume import MAX_FILES_SEEN, files_touched, write_costs
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_write
 
@@ -176,7 +176,7 @@ def analyse_session(*, harness: str, stage_dir: Path, run_id: str, workdir: Path
     out = {"events": summary, "residency_mean": resid["mean"], "abstention": abst["class"],
            "agent_written": summary.pop("agent_written"),
            "files_seen": sorted(set(files_seen) | files_touched(stream.events)
-                                | {p for p, how in changed.items() if how != "deleted"})}
+                                | {p for p, how in changed.items() if how != "deleted"})[:MAX_FILES_SEEN]}
     if resume is not None:
         out["resume"] = write_costs(resume["written"], calls=resume.get("calls"), events=stream.events,
                                     tool_event_times=stream.tool_event_times, started=resume["started"],

@@ -18,7 +18,7 @@ from typing import Any
 
 from sdcs_bench.agents.expectations import expected_reference_score
 from sdcs_bench.coherence.abstention import trial_class
-from sdcs_bench.coherence.resume import line_set, resume_report
+from sdcs_bench.coherence.resume import READ_LIMIT, line_set, resume_report
 from sdcs_bench.coherence.session import WorkloadFacts, analyse_session, workspace_state
 from sdcs_bench.core import safefs
 from sdcs_bench.core.archive import safe_extract
@@ -280,7 +280,7 @@ def stage_inputs(trial: TrialSpec, stage_dir: Path) -> tuple[list[Path], Path | 
 def _final_lines(tree: Path, rel: str) -> set[str] | None:
     """A file's lines at the trial's end (read without following a link), None when it is not there."""
     try:
-        data = safefs.read_file(tree, rel)
+        data = safefs.read_file(tree, rel, limit=READ_LIMIT)
     except OSError:
         return None
     return line_set(data) if data is not None else None

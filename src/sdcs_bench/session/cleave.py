@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 import threading
@@ -33,7 +34,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from sdcs_bench.coherence.resume import MAX_WRITES, WrittenFile
+from sdcs_bench.coherence.resume import READ_LIMIT, WrittenFile
 from sdcs_bench.core import safefs
 from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips, refs, repository_format_problems
 from sdcs_bench.core.tokens import meter_tokens
@@ -46,8 +47,7 @@ OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write
 JUDGE_TIMEOUT_S = 30.0  # how long a model call may wait for the watcher before it is refused
 FLUSH_TIMEOUT_S = 10.0  # how long the end of a session waits for the watcher to see its last events
 CONTROL = ".git/specsnap"
-RECORD_READ_LIMIT = 4 << 20  # a continuation's write to a larger source file is recorded as adding nothing
-MTIME_TRUST_S = 2.0  # how much earlier than the watcher saw it a write's own modification time may be
+START_BUDGET = 64 << 20  # the source files' bytes a continuation keeps from its start (the rest: unknown)
 
 
 def _group_alive(pgid: int) -> bool:
@@ -68,11 +68,12 @@ class _Write:
     (completed by a close or move before the timer), ``graced`` (counted when the timer ran out
     while the writer still held it open: its close is the same edit, not another)."""
 
-    __slots__ = ("state", "counts")
+    __slots__ = ("state", "counts", "began")
 
     def __init__(self, counts: bool) -> None:
         self.state = "open"
         self.counts = counts  # whether it counts toward the cut rule (else it is only recorded)
+        self.began = time.time()  # when the watcher saw its first event (a continuation's record times it so)
 
 
 @dataclass
@@ -116,7 +117,7 @@ class CleaveController:
 
     def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0,
                  judge_timeout_s: float = JUDGE_TIMEOUT_S, meter_files: bool = False,
-                 record_writes: dict[str, bytes] | None = None) -> None:
+                 record_writes: dict[str, bytes | None] | None = None) -> None:
         if rule.needs_baseline:
             raise ValueError(f"the cut {rule} must be resolved against its control's tokens before the session")
         self.workdir = workdir.resolve()
@@ -131,6 +132,10 @@ class CleaveController:
         # completed write to a qualifying file, with what it added, from each file's content at the
         # session's start (``record_writes``: path -> bytes). None: not recorded.
         self.written: WrittenFile | None = WrittenFile(record_writes) if record_writes is not None else None
+        self._record_lock = threading.Lock()
+        self._stale_meters: set[str] = set()
+        self.unreadable_meters: list[str] = []
+        self._record_taken = False
         self.known_at_fire: set[str] | None = None
         self.exempt = list(exempt)
         # A harness with an exact stop (post-tool hook) gets this long to end itself cleanly once
@@ -167,6 +172,8 @@ class CleaveController:
         self._observer = Observer(generate_full_events=True)
 
     def start(self) -> None:
+        # Meter files already there were left by an earlier session (or planted): never this one's.
+        self._stale_meters = self._meter_names()
         write_cleave_spec(self.workdir, str(self.rule), self.exempt)
         set_guard(self.workdir, self._initial_guard_state())
         if self.rule.kind == "first_py_edit_after_commit":
@@ -291,14 +298,15 @@ class CleaveController:
                 return  # the close of a write already counted when its grace ran out
             if write is not None:
                 write.state = "done"  # its timer, when it runs, finds it done
-        self._edit_completed(rel, kind, write.counts if write is not None else counts)
+        self._edit_completed(rel, kind, write.counts if write is not None else counts,
+                             write.began if write is not None else None)
 
     def _grace_ran_out(self, rel: str, write: _Write) -> None:
         with self._lock:
             if self._pending.get(rel) is not write or write.state != "open":
                 return
             write.state = "graced"
-        self._edit_completed(rel, "grace", write.counts)
+        self._edit_completed(rel, "grace", write.counts, write.began)
 
     def _armed(self) -> bool:
         """Whether writes count: always, except under tier 1's rule before the agent's first commit
@@ -316,11 +324,18 @@ class CleaveController:
         except BaseException as exc:  # noqa: BLE001 - a timer thread fails closed too
             self.fail(f"the watcher failed judging {args[0]!r}: {type(exc).__name__}: {exc}")
 
-    def _edit_completed(self, rel: str, how: str, counts: bool = True) -> None:
+    def _edit_completed(self, rel: str, how: str, counts: bool = True, began: float | None = None) -> None:
+        """A write completed: judge it under the cut rule first (the cut must not wait), then, in a
+        continuation session, record it."""
+        # (a write that began before tier 1's arming commit and completed after it counts, as it did
+        # before writes were recorded: arming only ever goes one way)
+        counts = counts or (self.rule.active and not self.rule.metered and self._armed())
+        if counts:
+            self._judge(rel, how)
         if self.written is not None:
-            self._record_write(rel)
-        if not counts:
-            return
+            self._record_write(rel, began if began is not None else time.time())
+
+    def _judge(self, rel: str, how: str) -> None:
         content = _content(self.workdir, rel)
         if self.rule.kind == "first_py_edit_after_commit" and content is not None and content == _in_head(self.workdir, rel):
             return  # a late event of a write the arming commit already holds: not an edit after it
@@ -343,23 +358,23 @@ class CleaveController:
             }
             self._fire()
 
-    def _record_write(self, rel: str) -> None:
+    def _record_write(self, rel: str, at: float) -> None:
         """Record one completed write of a continuation session: the lines it added, and when it was
-        made: the file's modification time, unless that is later than now or more than
-        ``MTIME_TRUST_S`` earlier (an agent may set it), when it is now (the watcher may see a write
-        late, under load or after an open writer's grace)."""
-        seen = time.time()
+        made (``at``: the watcher's first event of it, never earlier than the write began; not the
+        file's modification time, which the agent can set and a file system may keep coarsely).
+        Under its own lock, never the controller's (judging a cut never waits for it); whatever goes
+        wrong here makes the record incomplete, never the session invalid."""
         try:
-            data = safefs.read_file(self.workdir, rel, limit=RECORD_READ_LIMIT)
-        except OSError:
-            data = None  # (too large, or a link: it adds nothing the record can follow; never followed)
-        mtime = _mtime(self.workdir, rel)
-        at = mtime if mtime is not None and 0 <= seen - mtime <= MTIME_TRUST_S else seen
-        with self._lock:
-            if len(self.written.writes) < MAX_WRITES:
+            with self._record_lock:
+                if self._record_taken:
+                    return  # (a late timer or event adds nothing to a record already taken)
+                try:
+                    data = safefs.read_file(self.workdir, rel, limit=READ_LIMIT)
+                except OSError:
+                    data = None  # (too large, or a link: it adds nothing the record can follow; never followed)
                 self.written.wrote(rel, data, at)
-            else:
-                self.written.dropped += 1
+        except Exception as exc:  # noqa: BLE001 - (MemoryError included: the record says it is incomplete)
+            self.written.failed = self.written.failed or f"recording {rel!r} failed: {type(exc).__name__}: {exc}"
 
     def fail(self, reason: str) -> None:
         """Fail closed: whatever went wrong in the watcher fires the cleave (if it has not fired
@@ -427,29 +442,27 @@ class CleaveController:
         texts it handles): count it as a model call of the texts' ``o200k_base`` tokens; answer
         (``ack.meter.<k>``) unless that call reached the cut, in which case the policy is killed
         waiting."""
-        data = safefs.read_file(self.workdir, f"{CONTROL}/meter.{token}", limit=1 << 24)
+        data = None
         try:
+            data = safefs.read_file(self.workdir, f"{CONTROL}/meter.{token}", limit=1 << 24)
             asked = json.loads(data or b"")
             step, texts = str(asked["step"]), [str(t) for t in asked["texts"]]
             at = asked.get("t")
             at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
-        except (ValueError, KeyError, TypeError, AttributeError):
+            at = at if at is not None and math.isfinite(at) else None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError):
             raise RuntimeError(f"a meter question the watcher cannot read: {data[:200] if data else data!r}") from None
         tokens = meter_tokens(*texts)
         if not self.count_call(tokens, by="meter", step=step or None, at=at) and self.rule.metered:
             self._touch(f"ack.meter.{token}")  # (under another rule the policy does not wait)
 
     def _count_left_meters(self) -> None:
-        """Count the meter files of steps the watcher did not see (a session with no cut rule runs
-        no watcher; the policy then writes them without waiting), in the policy's order."""
-        try:
-            with safefs.open_dir(self.workdir, CONTROL) as fd:
-                names = [n for n in os.listdir(fd) if n.startswith("meter.") and not n.endswith(".tmp")]
-        except OSError:
-            return
+        """Count the meter files of steps the watcher did not see (under any rule but a token or turn
+        cut the policy writes them without waiting, and they are counted here, when the session
+        ends), in the policy's order; never one an earlier session left."""
         def order(name: str) -> tuple[int, ...]:
             return tuple(int(p) if p.isdigit() else -1 for p in name.split(".")[1:])
-        for name in sorted(names, key=order):
+        for name in sorted(self._meter_names() - self._stale_meters, key=order):
             token = name[len("meter."):]
             if f"meter.{token}" in self._answered:
                 continue
@@ -457,8 +470,16 @@ class CleaveController:
             try:
                 self._meter(token)
             except RuntimeError as exc:
-                if self.rule.active:  # (a meter no rule reads is a record, not a reason to fail)
+                if self.rule.metered:  # (a meter no cut reads is a record: an unreadable one leaves it incomplete)
                     self.errors.append(str(exc))
+                self.unreadable_meters.append(str(exc)[:300])
+
+    def _meter_names(self) -> set[str]:
+        try:
+            with safefs.open_dir(self.workdir, CONTROL) as fd:
+                return {n for n in os.listdir(fd) if n.startswith("meter.") and not n.endswith(".tmp")}
+        except OSError:
+            return set()
 
     # -- questions answered through the event stream ---------------------------------------------
     def control_event(self, name: str) -> None:
@@ -469,7 +490,8 @@ class CleaveController:
                 except ValueError:
                     return
                 self._barrier.notify_all()
-        elif name.startswith("meter.") and not name.endswith(".tmp") and self.meter_files and self.rule.metered:
+        elif (name.startswith("meter.") and not name.endswith(".tmp") and self.meter_files and self.rule.metered
+              and name not in self._stale_meters):
             # A reference policy's meter, asked before each step under a token or turn rule. (Under
             # any other rule its files are counted when the session ends: tokenizing here would
             # hold up the judging of the writes that follow.)
@@ -621,6 +643,15 @@ class CleaveController:
         """Their tokens, in all."""
         return sum(self.call_tokens)
 
+    def written_record(self) -> dict[str, Any] | None:
+        """The continuation's record of its writes (a copy, taken once the agent is gone; later events
+        add nothing to it), or None when the session records none."""
+        if self.written is None:
+            return None
+        with self._record_lock:
+            self._record_taken = True
+            return json.loads(json.dumps(self.written.record()))
+
     def watched(self) -> Watched:
         """What the watcher saw, for :func:`session_integrity` (call once the session ended)."""
         with self._lock:
@@ -628,16 +659,6 @@ class CleaveController:
                            errors=list(self.errors), last_seen=dict(self.last_seen), linked=set(self.linked),
                            known_at_arming=None if self.known_at_arming is None else set(self.known_at_arming),
                            known_at_fire=None if self.known_at_fire is None else set(self.known_at_fire))
-
-
-def _mtime(repo: Path, rel: str) -> float | None:
-    """A file's modification time, no link followed (its directories included); None if unreadable."""
-    parent, name = os.path.split(rel)
-    try:
-        with safefs.open_dir(repo, parent) as fd:
-            return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mtime
-    except OSError:
-        return None
 
 
 def _empty(path: Path) -> bool:
@@ -651,14 +672,19 @@ def _empty(path: Path) -> bool:
 def _content(repo: Path, rel: str) -> str | None:
     """The git blob id of a file's bytes as they are now (a link: its target's text, as git
     stores it), without following anything; None when it is gone or unreadable."""
+    return _read_content(repo, rel)[0]
+
+
+def _read_content(repo: Path, rel: str) -> tuple[str | None, bytes | None]:
+    """A file's blob id (as :func:`_content`) and, for a regular file, its bytes (else None)."""
     path = repo / rel
     try:
         if os.path.islink(path):
-            return blob_id(os.fsencode(os.readlink(path)))
+            return blob_id(os.fsencode(os.readlink(path))), None
         data = safefs.read_file(repo, rel)
     except OSError:
-        return None
-    return blob_id(data) if data is not None else None
+        return None, None
+    return (blob_id(data), data) if data is not None else (None, None)
 
 
 def _in_head(repo: Path, rel: str) -> str | None:
@@ -675,25 +701,22 @@ def _in_head(repo: Path, rel: str) -> str | None:
 
 # -- after the session ------------------------------------------------------------------------------
 def qualifying_state(repo: Path, exempt: Iterable[str], linked: set[str] | None = None,
-                     contents: dict[str, bytes] | None = None) -> dict[str, str]:
+                     contents: dict[str, bytes | None] | None = None) -> dict[str, str]:
     """path -> blob id of every qualifying file in the working tree (links as git stores them);
     ``linked``, when given, gets the files that have another hard link (anywhere); ``contents``
-    the bytes of each regular one (read once, for both)."""
+    the bytes of each (read once, for both), None for a link, a file larger than
+    ``READ_LIMIT`` or past ``START_BUDGET`` in all: what a continuation's record follows."""
     exempt = list(exempt)
     state = {}
+    kept = 0
     for rel, st in safefs.walk(repo, skip_dirs={"__pycache__"}, top_skip={".git"}):
         if qualifies(rel, exempt):
-            if contents is not None and stat.S_ISREG(st.st_mode):
-                try:
-                    data = safefs.read_file(repo, rel)
-                except OSError:
-                    data = None
-                blob = blob_id(data) if data is not None else None
-                if data is not None:
-                    contents[rel] = data
-            else:
-                blob = _content(repo, rel)
+            blob, data = _read_content(repo, rel)
             state[rel] = blob if blob is not None else "unreadable"
+            if contents is not None:
+                keep = data is not None and len(data) <= READ_LIMIT and kept + len(data) <= START_BUDGET
+                contents[rel] = data if keep else None
+                kept += len(data) if keep else 0
             if linked is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 linked.add(rel)
     return state

@@ -115,7 +115,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     # A continuation session (every session after the first) records its writes and its calls, for
     # the cost of resuming (coherence/resume.py): each file's content at the start is read once.
     continuation = ctx.index > 1
-    start_contents: dict[str, bytes] | None = {} if continuation else None
+    start_contents: dict[str, bytes | None] | None = {} if continuation else None
     qualifying_before = qualifying_state(ctx.workdir, exempt, contents=start_contents)
     controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s,
                                   meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter
@@ -131,7 +131,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
         if proxy is not None:
             proxy.stop()
     if controller.written is not None:
-        record["written"] = controller.written.record()
+        record["written"] = controller.written_record()
     record["leak_check"] = leak
     record["guard"] = guard
     # The harness's own records (transcript, rollout, chat files) leave the private HOME before it
@@ -212,10 +212,11 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
     marker = sandbox_marker(ctx.workdir)
     python, readable = environment_access(ctx.workload.environment_dir)  # a real repository's own Python
     env = {**with_environment(base_env(ctx.home), python), **invocation.env, SANDBOX_MARKER: marker}
-    t0, began = time.monotonic(), time.time()
+    t0 = time.monotonic()
     timed_out = False
     with (ctx.stage_dir / "transcript.jsonl").open("wb") as out, (ctx.stage_dir / "agent.stderr.log").open("wb") as err:
         controller.start()
+        began = time.time()  # (the watcher is in place: the agent starts now)
         try:
             proc = backend.spawn(
                 invocation.argv, workdir=ctx.workdir, home=ctx.home, env=env, network=invocation.network,
@@ -346,6 +347,8 @@ def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_be
         record["counted"] = {"calls": controller.calls, "tokens": controller.tokens,
                              "by": "meter" if controller.meter_files else "proxy" if needs_model else "none",
                              "per_call": controller.call_tokens, "at": controller.call_times}
+        if controller.unreadable_meters:
+            record["counted"]["unreadable_meters"] = controller.unreadable_meters
     if controller.errors:
         record["watcher_errors"] = controller.errors
     if controller.unjudged:
