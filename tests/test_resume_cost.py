@@ -235,10 +235,10 @@ def test_a_fifo_or_a_huge_file_named_like_a_source_file_neither_blocks_nor_bloat
     assert [w["path"] for w in controller.written.writes] == ["pkg/small.py"]
 
 
-def test_a_write_is_timed_when_the_watcher_first_sees_it_never_by_the_mtime_the_agent_sets(tmp_path):
-    """A write is placed at the watcher's first event of it (never before the write began), not at
-    the file's modification time: an agent that sets that time an hour back, to make its edit look
-    earlier than its calls, gains nothing."""
+def test_a_write_is_timed_when_it_was_made_and_an_mtime_set_far_back_is_not_believed(tmp_path):
+    """A write is placed when it was made (the watcher's first event, or the file's mtime plus a
+    clock tick when that is earlier); an agent that sets the mtime an hour back, to make its edit
+    look earlier than its calls, gains nothing."""
     repo = _repo(tmp_path)
     controller = CleaveController(repo, CleaveRule.parse("none"), exempt=[], record_writes={})
     controller.start()
@@ -254,7 +254,7 @@ def test_a_write_is_timed_when_the_watcher_first_sees_it_never_by_the_mtime_the_
     finally:
         controller.stop()
     (write,) = controller.written.writes
-    assert t0 <= write["at"] < t0 + 0.05  # its first event, not its close and not its forged mtime
+    assert t0 <= write["at"] < t0 + 0.05  # its first event (not its close), and not its forged mtime
 
 
 def test_meter_files_an_earlier_session_left_or_garbled_ones_never_crash_or_count(tmp_path):

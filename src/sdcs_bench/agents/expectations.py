@@ -258,11 +258,11 @@ def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict)
                 cut = cut or tid
                 break
         if index > 1:
-            # Its first write (a new handler: it survives) comes after the decision and the first
-            # task taken (two logged actions) and in its own action, unless the cut falls on it.
+            # Its first write (a new handler: it survives) comes after the decision, the first task
+            # taken and its own action (each logged before it acts).
             row: dict[str, Any] = {"index": index, "reached": edits > 0, "prior_files": prior}
             if edits:
-                row.update(calls=0, tokens=0, reread=[], tool_events=2 if limit == 1 else 3)
+                row.update(calls=0, tokens=0, reread=[], tool_events=3)
             resume.append(row)
         if index == 1 and session.cleave.active and (limit is None or edits < limit):
             no_cleave = True
@@ -353,19 +353,19 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
     def undo(rids: list[str], logged_when_empty: bool) -> bool:
         """One action undoing uncommitted work file by file, in path order: the requirements ``rids``
         and every planted defect not committed. Each file restored is a qualifying write (a file
-        the work created is deleted instead: no write); the action is logged once done, unless the
-        cut falls on one of its writes (the policy is killed there). True when it does."""
+        the work created is deleted instead: no write); the action is logged before it writes.
+        True when the cut falls on one of its writes (the policy is killed there)."""
         planted = [d for d in workload.poison if world.defects.get(d.id) is False]
         items = sorted([(path, created, r) for r in rids for path, created, _ in _patch_files(patch[world.disk[r]](by_id[r]))]
                        + [(d.file, False, d) for d in planted], key=lambda item: item[0])
+        if items or logged_when_empty:
+            clock.steps += 1  # (logged before it writes)
         done, cut = [], False
         for path, created, what in items:
             done.append((path, what))
             if not created and edit():
                 cut = True
                 break
-        if not cut and (done or logged_when_empty):
-            clock.steps += 1
         for path, what in done:
             clock.touched.add(path)
             if isinstance(what, str):
@@ -445,8 +445,8 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
                     texts.insert(0, r.superseded_gold.read_text())
                 if metered_cut(*texts):
                     return True
+                clock.steps += 1  # (logged before it writes: a cut at the write keeps its line)
                 cut = write(r.id, target)
-                clock.steps += 0 if cut else 1  # (cut at the write, the policy is killed before it logs the step)
                 clock.wrote(meter, "implement", r.id, target, patch[target](r))
                 if cut:
                     return True

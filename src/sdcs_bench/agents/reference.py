@@ -80,4 +80,6 @@ class ReferenceHarness(Harness):
     def turns(self, transcript: Path) -> int:
         if not transcript.is_file():
             return 0
-        return sum(1 for line in transcript.read_text().splitlines() if line.startswith("{"))
+        # (a ``committed`` line is the outcome of the action before it, not a turn)
+        return sum(1 for line in transcript.read_text().splitlines()
+                   if line.startswith("{") and '"action": "committed"' not in line)

@@ -18,8 +18,10 @@ Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives 
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
 for a policy with ``knows_sprint: always`` (the oracle); with ``knows_sprint: from_hints`` it also
 knows the bugs a hint names when that hint's text is in ``AGENTS.md`` or its notes file on disk.
-Every action is one JSON line on stdout (``turn``, ``action``, ``t`` the time it began, and what it did: the
-``paths`` it wrote, the ``files`` it read, where each requirement it knows came from). That log is
+Every action is one JSON line on stdout (``turn``, ``action``, ``t`` the time it began, and what it does: the
+``paths`` it writes, the ``files`` it read, where each requirement it knows came from), logged before
+it writes anything, so a cut at its write never loses its line; the commit that ends an action is a
+line ``committed`` of its own (not an action). That log is
 the policy's record; the event stream reads it (sdcs_bench.coherence.normalise). A closing message
 is an action ``message`` with its ``text``.
 
@@ -83,6 +85,12 @@ class Agent:
             detail["metered"], self.charged = self.metered, None
         t = began if began is not None else time.time()
         print(json.dumps({"turn": self.turns, "action": action, "t": int(t * 1000) / 1000, **detail}), flush=True)
+
+    def log_commit(self, message: str) -> None:
+        """The outcome of the commit that ends an action already logged (not an action of its own:
+        each action is logged before it acts, so a cut at its write never loses its line)."""
+        committed = self.commit(message)
+        print(json.dumps({"turn": self.turns, "action": "committed", "committed": committed}), flush=True)
 
     def meter(self, step: str, *texts: str) -> None:
         """Count one metered step before it is performed; under a token or turn cut rule, ask the
@@ -181,8 +189,9 @@ class Agent:
             return
         began = time.time()
         self.meter("implement_baseline", self.baseline)
+        self.log("implement_baseline", began, paths=_touched(self.baseline))
         if self.edit([(self.baseline, False)]):
-            self.log("implement_baseline", began, paths=_touched(self.baseline), committed=self.commit("Implement TASK.md"))
+            self.log_commit("Implement TASK.md")
             self.pause()
 
     def implement(self, skill: dict, form: str | None, amendment_known: bool) -> None:
@@ -202,11 +211,11 @@ class Agent:
             return
         began = time.time()
         self.meter("implement", *(patch for patch, _ in steps))
+        paths = sorted({p for patch, _ in steps for p in _touched(patch)})
+        self.log("implement", began, requirement=rid, form=kind, paths=paths)
         # One action, like an agent's `edit && git commit`: the git guard must catch the race.
         if self.edit(steps):
-            committed = self.commit(f"{rid}: implement")
-            paths = sorted({p for patch, _ in steps for p in _touched(patch)})
-            self.log("implement", began, requirement=rid, form=kind, paths=paths, committed=committed)
+            self.log_commit(f"{rid}: implement")
             self.pause()
 
     def target(self, skill: dict, form: str | None, amendment_known: bool) -> str | None:
@@ -231,23 +240,25 @@ class Agent:
             patches += [p for p in forms if p and path in _touched(p) and self.applied(p)][:1]
         return patches
 
-    def undo_unaccounted(self, path: str, base: bytes | None, known: dict[str, str]) -> bool:
-        """Make ``path`` equal to ``base`` (None: no such file) plus the recorded work on it, in one
-        write; True when something had to be undone."""
+    def unaccounted(self, path: str, base: bytes | None, known: dict[str, str]) -> tuple[bool, bytes | None]:
+        """Whether ``path`` differs from ``base`` (None: no such file) plus the recorded work on it,
+        and what it should then hold (None: no file)."""
         rebuilt = self.rebuild({path: base} if base is not None else {}, [(p, False) for p in self.recorded_work(path, known)])
         if rebuilt is None:
-            return False  # the recorded work does not apply to that base: leave the file alone
+            return False, None  # the recorded work does not apply to that base: leave the file alone
         current = Path(path).read_bytes() if Path(path).is_file() else None
         want = rebuilt.get(path)
-        if want == current:
-            return False
-        if want is None:
-            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
-            Path(path).unlink(missing_ok=True)
-        else:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            Path(path).write_bytes(want)
-        return True
+        return want != current, want
+
+    def restore(self, undo: dict[str, bytes | None]) -> None:
+        """Write each file back as planned (one write each; None: remove it), in path order."""
+        for path, want in sorted(undo.items()):
+            if want is None:
+                self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
+                Path(path).unlink(missing_ok=True)
+            else:
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                Path(path).write_bytes(want)
 
     def check_hashes(self, known: dict[str, str], amended: set[str]) -> None:
         """Gate I: compare every module with the SHA-256 recorded in app_map.md at setup. A module
@@ -263,9 +274,11 @@ class Agent:
         if not drift:
             return
         blobs = self.blobs_by_sha256()
-        repaired = [p for p in drift if manifest[p] in blobs and self.undo_unaccounted(p, blobs[manifest[p]], known)]
-        self.log("drift_check", began, drift=drift, repaired=repaired)
-        if repaired:
+        plans = {p: self.unaccounted(p, blobs[manifest[p]], known) for p in drift if manifest[p] in blobs}
+        undo = {p: want for p, (differs, want) in plans.items() if differs}
+        self.log("drift_check", began, drift=drift, repaired=sorted(undo))
+        self.restore(undo)
+        if undo:
             self.log("commit_repair", committed=self.commit("Undo drift found by the hash check"))
             self.pause()
 
@@ -276,13 +289,15 @@ class Agent:
         began = time.time()
         out = self.git("status", "--porcelain", "-z", "--untracked-files=all").stdout
         changed = sorted({entry[3:] for entry in filter(None, out.split("\0")) if entry[3:].endswith(".py")})
-        undone = []
+        undo = {}
         for path in changed:
             head = subprocess.run(["git", "show", f"HEAD:{path}"], capture_output=True)
-            if self.undo_unaccounted(path, head.stdout if head.returncode == 0 else None, known):
-                undone.append(path)
-        self.log("diff_check", began, uncommitted=changed, undone=undone)
-        if undone:
+            differs, want = self.unaccounted(path, head.stdout if head.returncode == 0 else None, known)
+            if differs:
+                undo[path] = want
+        self.log("diff_check", began, uncommitted=changed, undone=sorted(undo))
+        self.restore(undo)
+        if undo:
             self.pause()
 
     def blobs_by_sha256(self) -> dict[str, bytes]:
@@ -413,11 +428,11 @@ class Agent:
                 break  # the queue is empty (or did not move on: do not loop)
             issued.add(task["id"])
             source = "".join(p if isinstance(p, str) else p[forms[p["surface"]]] for p in task["pieces"])
-            began, path = time.time(), Path(task["module"])
+            path = Path(task["module"])
+            self.log("implement", task=task["id"], module=task["module"])
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(source)  # one write, like an agent's edit tool
-            committed = self.commit(f"{task['id']}: handler of {task['event']}")
-            self.log("implement", began, task=task["id"], module=task["module"], committed=committed)
+            self.log_commit(f"{task['id']}: handler of {task['event']}")
             self.pause()
         if self.dirty():
             self.log("commit_remaining", committed=self.commit("Commit remaining work"))
@@ -466,21 +481,18 @@ class Agent:
             # is restored, so a cut at a restoring write (the policy killed inside ``git checkout``,
             # before it rewrites the index) leaves nothing staged for the next session to revert again.
             self.git("reset", "-q")
-        reverted = []
-        for entry in filter(None, out.split("\0")):
-            code, path = entry[:2], entry[3:]
-            if not path.endswith(".py"):
-                continue
+        entries = [(entry[:2], entry[3:]) for entry in filter(None, out.split("\0")) if entry[3:].endswith(".py")]
+        if not entries:
+            return
+        self.log("revert", began, paths=sorted(path for _, path in entries))  # (logged before it acts)
+        for code, path in entries:
             if code == "??" or self.git("cat-file", "-e", f"HEAD:{path}").returncode != 0:
                 # new since the last commit (untracked, or staged by a commit the cleave refused)
                 self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
                 Path(path).unlink(missing_ok=True)
             else:
                 self.git("checkout", "HEAD", "--", path)
-            reverted.append(path)
-        if reverted:
-            self.log("revert", began, paths=sorted(reverted))
-            self.pause()
+        self.pause()
 
 
 def main() -> int:

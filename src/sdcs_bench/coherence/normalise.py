@@ -586,6 +586,10 @@ def reference(stage_dir: Path, b: StreamBuilder) -> None:
             continue
         if action in (None, "idle", "blocked", "missing_fact"):  # the closing message says it, for the classifier
             continue
+        if action == "committed":  # the outcome of the action before it, not a tool event of its own
+            if obj.get("committed"):
+                b.committed()
+            continue
         b.step(ts)
         if action == "read":
             for f in obj.get("files") or []:

@@ -9,8 +9,8 @@ write that only deletes adds nothing and is never a useful edit. The record keep
 of each added line, not the line, and at most ``MAX_WRITES`` writes of ``MAX_ADDED`` digests: its
 size is bounded whatever the agent writes, and no text the agent wrote is copied into it.
 
-During the session the watcher records each completed write: when it began (the watcher's first
-event of it) and the lines it added to what the file held before (its previous write in the
+During the session the watcher records each completed write: when it was made (see
+``session.cleave.CleaveController._record_write``) and the lines it added to what the file held before (its previous write in the
 session, else the session's start) (:class:`WrittenFile`). After the session, :func:`write_costs` puts each write on the session's
 clock: the answered model calls whose request came at or before it, and their tokens (a reference
 policy: its metered steps, asked before each step), the tool events whose timestamps are not later than it, the wall time

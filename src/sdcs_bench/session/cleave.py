@@ -47,6 +47,8 @@ OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write
 JUDGE_TIMEOUT_S = 30.0  # how long a model call may wait for the watcher before it is refused
 FLUSH_TIMEOUT_S = 10.0  # how long the end of a session waits for the watcher to see its last events
 CONTROL = ".git/specsnap"
+MTIME_SLACK_S = 0.010  # a coarse file-system clock keeps an mtime up to a tick (1-10 ms) early
+MTIME_TRUST_S = 2.0  # an mtime further before the watcher saw the write is not believed (an agent can set it)
 START_BUDGET = 64 << 20  # the source files' bytes a continuation keeps from its start (the rest: unknown)
 
 
@@ -358,12 +360,14 @@ class CleaveController:
             }
             self._fire()
 
-    def _record_write(self, rel: str, at: float) -> None:
+    def _record_write(self, rel: str, seen: float) -> None:
         """Record one completed write of a continuation session: the lines it added, and when it was
-        made (``at``: the watcher's first event of it, never earlier than the write began; not the
-        file's modification time, which the agent can set and a file system may keep coarsely).
-        Under its own lock, never the controller's (judging a cut never waits for it); whatever goes
-        wrong here makes the record incomplete, never the session invalid."""
+        made. ``seen`` (the watcher's first event of it) is never before the write but can be late
+        when the watcher is behind; the file's modification time is on time but kept coarsely by
+        some file systems and set at will by the agent. So: the earlier of ``seen`` and the mtime
+        plus ``MTIME_SLACK_S``, where the mtime is at most ``MTIME_TRUST_S`` before ``seen``; else
+        ``seen``. Under its own lock, never the controller's (judging a cut never waits for it);
+        whatever goes wrong here makes the record incomplete, never the session invalid."""
         try:
             with self._record_lock:
                 if self._record_taken:
@@ -372,7 +376,9 @@ class CleaveController:
                     data = safefs.read_file(self.workdir, rel, limit=READ_LIMIT)
                 except OSError:
                     data = None  # (too large, or a link: it adds nothing the record can follow; never followed)
-                self.written.wrote(rel, data, at)
+                mtime = _mtime(self.workdir, rel)
+                trusted = mtime is not None and 0 <= seen - mtime <= MTIME_TRUST_S
+                self.written.wrote(rel, data, min(seen, mtime + MTIME_SLACK_S) if trusted else seen)
         except Exception as exc:  # noqa: BLE001 - (MemoryError included: the record says it is incomplete)
             self.written.failed = self.written.failed or f"recording {rel!r} failed: {type(exc).__name__}: {exc}"
 
@@ -659,6 +665,16 @@ class CleaveController:
                            errors=list(self.errors), last_seen=dict(self.last_seen), linked=set(self.linked),
                            known_at_arming=None if self.known_at_arming is None else set(self.known_at_arming),
                            known_at_fire=None if self.known_at_fire is None else set(self.known_at_fire))
+
+
+def _mtime(repo: Path, rel: str) -> float | None:
+    """A file's modification time, no link followed (its directories included); None if unreadable."""
+    parent, name = os.path.split(rel)
+    try:
+        with safefs.open_dir(repo, parent) as fd:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False).st_mtime
+    except OSError:
+        return None
 
 
 def _empty(path: Path) -> bool:
