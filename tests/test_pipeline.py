@@ -107,6 +107,9 @@ def test_the_cost_of_resuming_is_on_scorecards_and_leaderboard_and_equals_its_cl
     assert card["expected"]["resume"] == [{k: s2[k] for k in ("index", "reached", "prior_files", "calls", "tokens",
                                                              "tool_events", "reread")}]
     assert "## The cost of resuming" in (smoke / "leaderboard.md").read_text()
+    ledger = pd.read_csv(smoke / "ledger.csv").set_index(["trial", "session"])
+    assert 0 < ledger.loc[(trial, "S2"), "resume_wall_s"] == s2["wall_s"] and pd.isna(ledger.loc[(trial, "S1"), "resume_wall_s"])
+    assert "resume_wall_s" not in board  # (a timing: the leaderboard is the same on every rerun)
     assert (smoke / "plots" / "resume_cost.svg").is_file()
 
 

@@ -85,17 +85,17 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
 
 # The cost of resuming (coherence/resume.py): a trial's figures, each a mean over its continuation
 # sessions that reached a useful edit (``resume_reached``: the share that did).
-RESUME_MEANS = ("resume_reached", "resume_calls", "resume_tokens", "resume_tool_events", "resume_wall_s",
-                "resume_reread_share")
+# (Its wall time is per session in ledger.csv and on the scorecard, not here: every column of
+# scorecards.csv and the leaderboard is the same on a rerun of a reference study.)
+RESUME_MEANS = ("resume_reached", "resume_calls", "resume_tokens", "resume_tool_events", "resume_reread_share")
 
 
 def _resume_columns(resume: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, Any]:
     if not resume or not resume.get("continuations"):
         return {**dict.fromkeys(RESUME_MEANS), "resume_matches_expected": None}
     return {"resume_reached": resume["reached_share"], "resume_calls": resume["calls"], "resume_tokens": resume["tokens"],
-            "resume_tool_events": resume["tool_events"], "resume_wall_s": resume["wall_s"],
-            "resume_reread_share": resume["reread_share"], "resume_matches_expected": resume_matches(
-                {"resume": resume}, expected) if expected else None}
+            "resume_tool_events": resume["tool_events"], "resume_reread_share": resume["reread_share"],
+            "resume_matches_expected": resume_matches({"resume": resume}, expected) if expected else None}
 
 
 def _cut_rule(sessions: list[dict[str, Any]]) -> str | None:
@@ -172,6 +172,7 @@ def _sessions(cell: dict[str, str]) -> list[str]:
 
 def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
+    resumed = {r["session"]: r for r in (card.get("resume") or {}).get("sessions") or []}
     for session in sessions:
         rec = json.loads(Path(layout.stage_json(session)).read_text())["session"]
         rows.append(
@@ -192,6 +193,8 @@ def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any])
                 "stopped_by": rec["cleave"].get("stopped_by"),
                 "infra_retries": len(rec.get("infra_attempts") or []),
                 "repo_memory_created": ";".join((rec.get("repo_memory_files") or {}).get("created", [])),
+                # a continuation's wall time before its first useful edit (docs/scoring.md)
+                "resume_wall_s": (resumed.get(rec["session"]) or {}).get("wall_s"),
             }
         )
     return rows
@@ -330,7 +333,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
                               "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
                               "tests_passed": 2, "resume_reached": 2, "resume_calls": 1, "resume_tokens": 0,
-                              "resume_tool_events": 1, "resume_wall_s": 2, "resume_reread_share": 2})
+                              "resume_tool_events": 1, "resume_reread_share": 2})
 
 
 # A standards trial's decision measures, averaged over a leaderboard row's valid trials.
@@ -388,11 +391,12 @@ def _family_sections(board: pd.DataFrame) -> list[tuple[pd.DataFrame, str, str, 
          "Over each row's continuation sessions (every session after the first): `reached`, the share that "
          "made a useful edit (a write to a source file whose added lines are all still there at the end); "
          "before it, as means over those that did, the answered model `calls`, their `tokens`, the `tool "
-         "events`, the wall time and the share of the earlier sessions' files read again (docs/scoring.md). "
+         "events` and the share of the earlier sessions' files read again (docs/scoring.md; the wall time "
+         "is per session in `ledger.csv`). "
          "A reference policy's calls and tokens are its meter, not a model's.",
          {"resume_reached": "reached", "resume_calls": "calls", "resume_tokens": "tokens",
-          "resume_tool_events": "tool_events", "resume_wall_s": "wall_s", "resume_reread_share": "reread_share"},
-         [*key, "variant", "trials", "net", "reached", "calls", "tokens", "tool_events", "wall_s", "reread_share",
+          "resume_tool_events": "tool_events", "resume_reread_share": "reread_share"},
+         [*key, "variant", "trials", "net", "reached", "calls", "tokens", "tool_events", "reread_share",
           "matches_expected"]),
     ]
 
