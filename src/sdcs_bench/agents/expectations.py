@@ -227,7 +227,7 @@ class _PolicyModel:
             policy = {**policy, "acts": False}
         style = policy.get("notes", "none") if places_notes_file(arm) else "none"
         reads = (arm.notes_file,) if places_notes_file(arm) else ()
-        if policy.get("knows_sprint") == "from_hints" and any(
+        if policy.get("knows_sprint") == "from_hints" and workload.hints and any(
                 f.path == "AGENTS.md" for f in arm.for_workload(workload.id, workload.root).files):
             reads = ("AGENTS.md", *reads) if reads else ("AGENTS.md",)
         return cls(policy, style, policy.get("knows_sprint") == "always", frozenset(hinted_bugs(workload, arm, policy)),
