@@ -158,7 +158,7 @@ def resume_matches(card: dict[str, Any], expected: dict[str, Any]) -> bool | Non
     wall time, which has none); None where the closed form has none (a fact-driven or standards
     policy, a model)."""
     want = expected.get("resume")
-    if want is None:
+    if want is None or "resume" not in card:  # (a card scored outside the pipeline has none)
         return None
     got = {r.get("index"): r for r in (card.get("resume") or {}).get("sessions") or []}
     return len(got) == len(want) and all(
