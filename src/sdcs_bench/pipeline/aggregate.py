@@ -311,10 +311,10 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
         turns=("turns", "mean"), baseline_kept=("baseline_ok", "mean"),
-        s1_edit_survived=("s1_edit_survived", lambda s: s.dropna().mean() if s.notna().any() else None),
-        **{col: (col, lambda s: s.dropna().mean() if s.notna().any() else None) for col in STANDARDS_MEANS},
+        s1_edit_survived=("s1_edit_survived", _known_mean),
+        **{col: (col, _known_mean) for col in STANDARDS_MEANS},
         tests_passed=("tests_passed", "mean"),
-        **{col: (col, lambda s: s.dropna().mean() if s.notna().any() else None) for col in RESUME_MEANS},
+        **{col: (col, _known_mean) for col in RESUME_MEANS},
     )
     board = counts.join(scores, how="left").reset_index()
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
@@ -334,6 +334,11 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
                               "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
                               "tests_passed": 2, "resume_reached": 2, "resume_calls": 1, "resume_tokens": 0,
                               "resume_tool_events": 1, "resume_reread_share": 2})
+
+
+def _known_mean(values: pd.Series) -> float | None:
+    """The mean of the values a row's trials have (None where none has one)."""
+    return values.dropna().mean() if values.notna().any() else None
 
 
 # A standards trial's decision measures, averaged over a leaderboard row's valid trials.

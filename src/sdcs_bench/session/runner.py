@@ -47,9 +47,10 @@ def run_session(
     timeout_s: float,
     keep_meter: bool = False,
 ) -> dict[str, Any]:
-    """Run one session. A reference policy's meter is counted under a token or turn cut rule, and
-    with ``keep_meter`` (the uninterrupted control a share rule is measured against); otherwise its
-    meter files are left uncounted (tokenizing them costs every session a tokenizer's load)."""
+    """Run one session. A reference policy's meter is counted under a token or turn cut rule, in
+    every continuation (for the cost of resuming), and with ``keep_meter`` (the uninterrupted
+    control a share rule is measured against); otherwise its meter files are left uncounted
+    (tokenizing them costs a session a tokenizer's load)."""
     workdir = workdir.resolve()
     stage_dir.mkdir(parents=True, exist_ok=True)
     harness = make_harness(agent_cfg)
