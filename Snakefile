@@ -11,6 +11,7 @@ include: "workflow/rules/storage.smk"
 include: "workflow/rules/sandbox.smk"
 include: "workflow/rules/sessions.smk"
 include: "workflow/rules/inject.smk"
+include: "workflow/rules/handoff.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/aggregate.smk"
 

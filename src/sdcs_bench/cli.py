@@ -304,6 +304,22 @@ def inject_command(
     run_inject_stage(load_trial(trial), from_stage, _writing(stage_dir))
 
 
+@app.command("handoff")
+def handoff_command(
+    trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
+    session: Annotated[int, typer.Option("--session", min=2, help="the session it hands over to (2 or more)")],
+    from_stage: Annotated[Path, typer.Option("--from", help="the previous stage's directory")],
+    stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
+    session_stage: Annotated[Optional[list[Path]], typer.Option(
+        "--session-stage", help="an earlier session's stage directory (each of 1 .. k-1, in order)")] = None,
+) -> None:
+    """Pipeline: the handoff before session k in a continuation mode (docs/protocol.md#continuation-modes):
+    a trace or summary for the next prompt, or the harness's own state for its next HOME."""
+    from sdcs_bench.pipeline.stages import load_trial, run_handoff_stage
+
+    run_handoff_stage(load_trial(trial), session, from_stage, _writing(stage_dir), session_stages=session_stage or None)
+
+
 @app.command("run-session")
 def run_session_command(
     trial: Annotated[Path, typer.Option("--trial", help="a trial config from `plan`")],
@@ -329,12 +345,15 @@ def score(
         "--session-record", help="each session's stage.json, in order (default: found in the trial's layout)")] = None,
     injection: Annotated[Optional[Path], typer.Option(
         "--injection", help="the inject stage's stage.json (poison-pill variants)")] = None,
+    handoff_record: Annotated[Optional[list[Path]], typer.Option(
+        "--handoff-record", help="each handoff's stage.json, in order (a continuation mode; default: the layout's)")] = None,
 ) -> None:
     """Pipeline: score a trial's final snapshot."""
     from sdcs_bench.pipeline.stages import load_trial, run_score_stage
 
     record = run_score_stage(load_trial(trial), from_stage, _writing(stage_dir),
-                             session_records=session_record or None, injection_record=injection)
+                             session_records=session_record or None, injection_record=injection,
+                             handoff_records=handoff_record or None)
     print(f"{record['trial']}: raw {record['raw']}, net {record['net']}", file=sys.stderr)
 
 

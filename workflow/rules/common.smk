@@ -271,6 +271,19 @@ def previous_session_stage(wildcards):
 
 
 @declared
+def handoff_inputs(wildcards):
+    """The stage before handoff k (session k-1, or the injection after it) and every earlier
+    session's record, events and carried state (a trace reads them all, a summary the last)."""
+    inputs = stage_before(wildcards.trial, f"handoff_{wildcards.k}")
+    layout = STUDY.trial(wildcards.trial)
+    earlier = [f"session_{j}" for j in range(1, int(wildcards.k))]
+    inputs["sessions"] = [layout.stage_json(s) for s in earlier]
+    inputs["events"] = [layout.outputs(s)["events"] for s in earlier]
+    inputs["carry"] = layout.outputs(earlier[-1])["carry"]
+    return inputs
+
+
+@declared
 def previous_inject_stage(wildcards):
     return stage_before(wildcards.trial, "inject")
 
@@ -285,12 +298,18 @@ def score_inputs(wildcards):
     inputs["sessions"] = [layout.stage_json(s) for s in order if s.startswith("session_")]
     if "inject" in order:
         inputs["injection"] = layout.stage_json("inject")
+    handoffs = [layout.stage_json(s) for s in order if s.startswith("handoff_")]
+    if handoffs:  # a continuation mode: what each handoff carried and cost
+        inputs["handoffs"] = handoffs
     return inputs
 
 
 @declared
 def injection_flag(wildcards, input):
-    return f"--injection {input.injection}" if "injection" in input.keys() else ""
+    flags = f"--injection {input.injection}" if "injection" in input.keys() else ""
+    if "handoffs" in input.keys():
+        flags += " " + " ".join(f"--handoff-record {p}" for p in input.handoffs)
+    return flags
 
 
 def scorecards():

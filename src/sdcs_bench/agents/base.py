@@ -29,6 +29,18 @@ class SessionContext:
     stage_dir: Path  # where the runner keeps this session's records
     endpoint: str | None = None  # the session's model proxy (real harnesses only)
     api_key: str | None = None  # handed to the harness process only; never stored
+    # The trial's continuation (docs/protocol.md#continuation-modes), for the modes that carry the
+    # harness's own state: ``mode``, ``conversation`` (the id the conversation is started or resumed
+    # under) and ``resume`` (true: continue that conversation, whose state was carried into ``home``).
+    continuation: dict[str, Any] | None = None
+
+    @property
+    def conversation(self) -> str | None:
+        return (self.continuation or {}).get("conversation")
+
+    @property
+    def resuming(self) -> bool:
+        return bool((self.continuation or {}).get("resume"))
 
 
 @dataclass
@@ -92,6 +104,19 @@ class Harness(ABC):
         the private HOME, which is deleted after the session, into ``ctx.stage_dir / "native"``;
         return them relative to the stage directory. The event stream (``sdcs_bench.coherence``)
         is read from them. Default: nothing beyond ``transcript.jsonl``."""
+        return []
+
+    # The continuation modes (trial/continuation.py) this harness cannot do headless, each with why:
+    # a grid asking for one is refused at plan time with that line. reset, trace and summary need
+    # nothing of a harness (its prompt carries them); resume and compact need its own state.
+    unsupported_continuations: ClassVar[dict[str, str]] = {
+        "resume": "no headless resume of a killed conversation is known for it",
+        "compact": "no headless resume of a killed conversation (and so no compaction of one) is known for it",
+    }
+
+    def carried_state(self, ctx: SessionContext) -> list[str]:
+        """The files under ``ctx.home`` (relative to it) that resuming this session's conversation
+        needs, read after the session; exactly these cross to the next session's HOME."""
         return []
 
     def native_dir(self, ctx: SessionContext) -> Path:

@@ -16,7 +16,11 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from sdcs_bench.agents.continuation import compact_turns, policy_summary, transcript_text
+from sdcs_bench.coherence.normalise import reference_stream
+from sdcs_bench.coherence.trace import SessionTrace, render_trace
 from sdcs_bench.core.tokens import meter_tokens
+from sdcs_bench.trial.continuation import Continuation, prompt_with_context
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
@@ -71,6 +75,12 @@ class _Clock:
     reads: set[str] = field(default_factory=set)
     touched: set[str] = field(default_factory=set)
     writes: list[dict[str, Any]] = field(default_factory=list)
+    log: list[dict[str, Any]] = field(default_factory=list)  # its logged actions, as the policy logs them
+
+    def act(self, action: str, **detail: Any) -> None:
+        """One logged action (a tool event): the fields the event stream reads from its line."""
+        self.steps += 1
+        self.log.append({"action": action, **detail})
 
     def read(self, *paths: str) -> None:
         self.reads.update(paths)
@@ -107,12 +117,13 @@ class _World:
 
 def expected_reference_score(
     workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any],
-    successor: dict[str, Any] | None = None,
+    successor: dict[str, Any] | None = None, continuation: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave", "poison_survived"}`` (and, on
     a standards workload, ``standards``: the decision counts), or ``None`` when the agent is not a
     reference policy. With a ``successor`` (a handoff: it runs every session after the first), the
-    closed form of the pair, when both are reference policies."""
+    closed form of the pair, when both are reference policies. ``continuation``: the trial file's
+    block (absent: ``reset``); each mode hands the next session what :mod:`.continuation` defines."""
     if not agent.get("reference") or (successor is not None and not successor.get("reference")):
         return None
     if workload.facts is not None:
@@ -139,15 +150,21 @@ def expected_reference_score(
                 control_tokens += control.meter.tokens
         sessions = tuple(replace(s, cleave=s.cleave.resolved(control_tokens)) for s in sessions)
     clocks: list[tuple[int, _Clock]] = []
+    cont = Continuation.from_trial(continuation)
+    handover = _Handover(cont, workload, continuation or {})
     for index, session in enumerate(sessions, start=1):
         who = first if index == 1 else then
+        prompt, history = handover.before(index, session.prompt, who.acts)
+        cut = False
         if who.acts:
-            cut = _run_session(world, workload, session.prompt, session.cleave, who, index == 1, hashes)
+            cut = _run_session(world, workload, prompt, session.cleave, who, index == 1, hashes, history,
+                               log_texts=cont.mode == "trace")
             if index == 1 and session.cleave.active and not cut:
                 no_cleave = True
         else:
             no_cleave = no_cleave or (index == 1 and session.cleave.active)
             world.clock = _Clock(frozenset(world.seen))  # (it reads and writes nothing)
+        handover.after(index, world.clock.log, "cleaved" if cut else "ok")
         if index > 1:
             clocks.append((index, world.clock))
         if inject and index == int(inject.get("after_session", 1)):
@@ -172,6 +189,8 @@ def expected_reference_score(
         "poison_survived": {d.id: d.id in world.defects for d in workload.poison} if inject else None,
     }
     result["resume"] = [_resume_row(index, clock, _survives(world)) for index, clock in clocks]
+    if not cont.is_reset:
+        result["handoff"] = handover.cost()
     if world.s1_meter_cut is not None:
         result["s1_cut"] = world.s1_meter_cut
     if control_tokens is not None:
@@ -181,6 +200,51 @@ def expected_reference_score(
         written = {r.id: policy_forms(layout, "gold") for r in reqs if world.disk.get(r.id) == "gold"}
         result["standards"] = expected_decisions(workload.standards, layout, written)
     return result
+
+
+@dataclass
+class _Handover:
+    """What each continuation mode hands the next session of a gold-patch policy, in closed form: the
+    text its prompt carries (a trace of the modelled logs, read through the same normaliser and
+    renderer as the real ones; the deterministic summary) or the conversation it resumes (the
+    prompts it was given, compacted or not); and what the handoffs cost (their meter)."""
+
+    cont: Continuation
+    workload: Workload
+    block: dict[str, Any]
+    traces: list[SessionTrace] = field(default_factory=list)
+    turns: list[str] = field(default_factory=list)
+    calls: int = 0
+    tokens: int = 0
+
+    def before(self, index: int, prompt: str, acts: bool) -> tuple[str, tuple[str, ...]]:
+        mode = self.cont.mode
+        if self.cont.carries_state:  # its conversation file: the prompts it was given (one per acting session)
+            if index >= 2 and mode == "compact":
+                self.turns = compact_turns(self.workload, self.turns)[0]
+            history = tuple(self.turns) if index >= 2 and acts else ()
+            if acts:
+                self.turns = [*history, prompt]
+            return prompt, history
+        if index < 2 or mode == "reset":
+            return prompt, ()
+        if mode == "trace":
+            return prompt_with_context(prompt, mode, render_trace(self.traces, int(self.cont.budget))[0]), ()
+        if mode == "summary":
+            last = self.traces[-1]
+            budget = int(self.block["summary_prompt"]["transcript_tokens"])
+            text, record = policy_summary(self.workload, last.events, transcript_text(last, budget))
+            self.calls += 1
+            self.tokens += record["tokens"]["meter"]
+            return prompt_with_context(prompt, mode, text), ()
+        return prompt, ()
+
+    def after(self, index: int, log: list[dict[str, Any]], status: str) -> None:
+        stream = reference_stream(log)
+        self.traces.append(SessionTrace(index, status, [e.to_dict() for e in stream.events], None))
+
+    def cost(self) -> dict[str, int]:
+        return {"calls": self.calls, "tokens": self.tokens}
 
 
 def _survives(world: _World) -> Callable[[dict[str, Any]], bool]:
@@ -304,18 +368,19 @@ def arm_records_hashes(arm: Arm) -> bool:
 
 
 def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, who: _PolicyModel,
-                 first: bool, hashes: bool) -> bool:
+                 first: bool, hashes: bool, history: tuple[str, ...] = (), log_texts: bool = False) -> bool:
     """One session of a gold-patch policy; whether its cleave cut it. (Its clock, ``world.clock``,
-    and the files it read or wrote, added to ``world.seen`` whatever the outcome.)"""
+    and the files it read or wrote, added to ``world.seen`` whatever the outcome.) ``history``: the
+    earlier turns of a resumed conversation; ``log_texts``: it logs what it learnt (a trace)."""
     clock = world.clock = _Clock(frozenset(world.seen))
     try:
-        return _session_steps(world, workload, prompt, cleave, who, first, hashes, clock)
+        return _session_steps(world, workload, prompt, cleave, who, first, hashes, clock, history, log_texts)
     finally:
         world.seen |= clock.touched
 
 
 def _session_steps(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, who: _PolicyModel,
-                   first: bool, hashes: bool, clock: _Clock) -> bool:
+                   first: bool, hashes: bool, clock: _Clock, history: tuple[str, ...], log_texts: bool) -> bool:
     policy, style, oracle, hinted = who.policy, who.style, who.oracle, who.hinted
     reqs = workload.requirements
     meter = world.meter = _Meter(cleave)
@@ -358,8 +423,9 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
         planted = [d for d in workload.poison if world.defects.get(d.id) is False]
         items = sorted([(path, created, r) for r in rids for path, created, _ in _patch_files(patch[world.disk[r]](by_id[r]))]
                        + [(d.file, False, d) for d in planted], key=lambda item: item[0])
-        if items or logged_when_empty:
-            clock.steps += 1  # (logged before it writes)
+        if items or logged_when_empty:  # (logged before it writes)
+            paths = sorted({path for path, _, _ in items})
+            clock.act("revert", paths=paths) if not logged_when_empty else clock.act("diff_check", undone=paths)
         done, cut = [], False
         for path, created, what in items:
             done.append((path, what))
@@ -380,12 +446,10 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
 
     if policy.get("revert_uncommitted") and undo(sorted(world.uncommitted), False):
         return True
-    # learn
-    if metered_cut(prompt):
+    # learn (from the prompt, a resumed conversation's earlier turns, the notes)
+    if metered_cut(*history, prompt):
         return True
-    clock.steps += 1
-    clock.read(*who.reads)
-    sources = [_norm(prompt), _norm("\n".join(world.notes))]
+    sources = [_norm("\n\n".join([*history, prompt])), _norm("\n".join(world.notes))]
     known: dict[str, str] = {}
     amended: set[str] = set()
     for r in reqs:
@@ -393,24 +457,31 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
             known[r.id] = "full"
         elif style != "none" and _summary_line(r) in world.notes:
             known[r.id] = "summary"
+        elif _norm(_summary_line(r)) in sources[0]:  # a summary or a compaction carried it
+            known[r.id] = "summary"
         if r.amendment and (oracle or any(_norm(r.amendment) in s for s in sources)):
             amended.add(r.id)
     for rid in hinted:  # read from the hint files on disk, which it never rewrites
         known.setdefault(rid, "full")
+    files = [f for f in who.reads if f != "AGENTS.md"] + [f for f in who.reads if f == "AGENTS.md"]  # its order
+    texts = ({rid: by_id[rid].text if form == "full" else _summary_line(by_id[rid]) for rid, form in known.items()}
+             if log_texts else None)
+    clock.act("read", files=files, known=dict(known), **({"texts": texts} if texts is not None else {}))
+    clock.read(*who.reads)
     notes, written = _notes_after(world.notes, reqs, prompt, known, amended, style)
     if written and metered_cut(*written):
         return True
     if written:
-        clock.steps += 1
+        clock.act("write_notes", paths=[who.notes_file])
         clock.touched.add(who.notes_file)
     world.notes = notes
     if policy.get("hash_check") and hashes:
         # Every module that differs from its setup hash is checked (one action); planted defects are
         # rebuilt away (their files' repair restores no line: they only add), and committed.
         if world.disk or world.defects:
-            clock.steps += 1
+            clock.act("drift_check", repaired=sorted({d.file for d in workload.poison if d.id in world.defects}))
         if world.defects:
-            clock.steps += 1
+            clock.act("commit_repair")
             clock.touched.update(d.file for d in workload.poison if d.id in world.defects)
         world.defects.clear()  # every planted file differs from its setup hash: rebuilt without it
     # Uncommitted changes it cannot account for are undone: planted defects that show in the diff,
@@ -421,7 +492,7 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
     if not world.baseline_done and (oracle or "TASK.md" in prompt):
         if metered_cut(workload.baseline_gold.read_text()):
             return True
-        clock.steps += 1
+        clock.act("implement_baseline", paths=[f for f, _, _ in _patch_files(workload.baseline_gold)])
         clock.wrote(meter, "baseline", None, None, workload.baseline_gold)
         world.baseline_done = True  # implemented and committed: this arms an after-commit cleave
         armed = armed or cleave.kind == "first_py_edit_after_commit"
@@ -437,7 +508,7 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
             if current == target:
                 continue
             if current is not None and not (current == "superseded" and target == "gold"):
-                clock.steps += 1  # the form on disk is another, whose patch conflicts: it logs the skip
+                clock.act("skip_conflict")  # the form on disk is another, whose patch conflicts: it logs the skip
                 continue
             if current is None or (current == "superseded" and target == "gold"):
                 texts = [patch[target](r).read_text()]
@@ -445,7 +516,9 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
                     texts.insert(0, r.superseded_gold.read_text())
                 if metered_cut(*texts):
                     return True
-                clock.steps += 1  # (logged before it writes: a cut at the write keeps its line)
+                # (logged before it writes: a cut at the write keeps its line)
+                clock.act("implement", paths=sorted({f for p in ([r.superseded_gold] if current == "superseded" else [])
+                                                     + [patch[target](r)] for f, _, _ in _patch_files(p)}))
                 cut = write(r.id, target)
                 clock.wrote(meter, "implement", r.id, target, patch[target](r))
                 if cut:

@@ -35,8 +35,16 @@ def policy_params(agent_cfg: dict, notes_file: str | None) -> dict:
     return {**agent_cfg.get("policy", {}), "notes_file": notes_file}
 
 
+POLICY_STATE = ".specsnap-policy"  # a gold-patch policy's conversation state, in its private HOME
+
+
 class ReferenceHarness(Harness):
     name = "reference"
+    unsupported_continuations = {}  # every mode (the fact-driven and standards policies: refused by the plan)
+
+    def carried_state(self, ctx: SessionContext) -> list[str]:
+        """Its conversation file (the prompts it was given), as a harness's session file."""
+        return [f"{POLICY_STATE}/{ctx.conversation}.json"] if ctx.conversation else []
 
     def invocation(self, ctx: SessionContext) -> Invocation:
         params = policy_params(self.cfg, ctx.arm.notes_file)
@@ -66,6 +74,7 @@ class ReferenceHarness(Harness):
             "hints": [{"text": h.text, "names": list(h.names)} for h in ctx.workload.hints],
             "standards": policy_briefing(ctx.workload.standards) if ctx.workload.standards is not None else None,
             "meter": ctx.session.cleave.metered,  # ask before each metered step (a token or turn cut)
+            **({"continuation": ctx.continuation} if ctx.continuation else {}),
         }
         return Invocation(
             argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],

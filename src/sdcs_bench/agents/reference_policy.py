@@ -72,6 +72,11 @@ class Agent:
         self.hints = briefing.get("hints") or []
         self.standards = briefing.get("standards")
         self.ask_meter = bool(briefing.get("meter"))
+        # The continuation mode of the trial (docs/protocol.md#continuation-modes): ``trace`` logs
+        # the text of what it learnt (a trace carries it on); ``conversation`` names the state it
+        # keeps in its private HOME, and ``resume`` the conversation it continues from there.
+        self.continuation = briefing.get("continuation") or {}
+        self.history: list[str] = []  # what a resumed conversation holds: earlier sessions' prompts
         self.turns = 0
         self.metered = 0  # metered steps so far (each asked, under a token or turn rule)
         self.charged: str | None = None
@@ -165,6 +170,7 @@ class Agent:
         if self.params.get("standards"):
             self.run_standards(self.params["standards"])
             return
+        self.keep_conversation()
         if self.params.get("revert_uncommitted"):
             self.revert_uncommitted_py()
         known, amended = self.learn()
@@ -313,16 +319,36 @@ class Agent:
                 out[_sha256(data)] = data
         return out
 
+    def keep_conversation(self) -> None:
+        """A harness's own session state, kept the way a harness keeps it: the conversation (the
+        prompts it was given) in a file of its private HOME, written as soon as a prompt arrives.
+        Resumed (``resume`` names it), it first reads back the conversation an earlier session left
+        there, which SpecSnap carried over (compacted, in the ``compact`` mode)."""
+        name = self.continuation.get("conversation")
+        if not name:
+            return
+        path = Path(os.environ.get("HOME", ".")) / ".specsnap-policy" / f"{name}.json"
+        if self.continuation.get("resume"):
+            try:
+                self.history = [str(t) for t in json.loads(path.read_text())["turns"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                self.log("resume_failed")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"id": name, "turns": [*self.history, self.prompt]}))
+        tmp.rename(path)
+
     def learn(self) -> tuple[dict[str, str], set[str]]:
         """Which requirements this session knows (in full or as a summary line), and which
-        amendments it knows, from the prompt and the notes on disk."""
+        amendments it knows, from the prompt (with what a continuation carried into it), a resumed
+        conversation and the notes on disk."""
         began = time.time()
-        self.meter("read", self.prompt)
+        self.meter("read", *self.history, self.prompt)
         known: dict[str, str] = {}
         learnt: dict[str, dict] = {}  # where each known requirement came from (the log's ``sources``)
         amended: set[str] = set()
         oracle = self.params.get("knows_sprint") == "always"
-        sources = [_norm(self.prompt)]
+        sources = [_norm("\n\n".join([*self.history, self.prompt]))]
         notes = self.notes_path()
         files = []
         if notes is not None:
@@ -337,6 +363,9 @@ class Agent:
             elif notes is not None and _norm(self.summary_line(skill)) in sources[-1]:
                 known[rid] = "summary"
                 learnt[rid] = {"mode": "read", "path": notes.as_posix()}
+            elif _norm(self.summary_line(skill)) in sources[0]:  # a summary or compaction carried it
+                known[rid] = "summary"
+                learnt[rid] = {"mode": "prompt"}
             if skill.get("amendment") and (oracle or any(_norm(skill["amendment"]) in s for s in sources)):
                 amended.add(rid)
         if self.params.get("knows_sprint") == "from_hints":
@@ -350,7 +379,10 @@ class Agent:
                         if rid not in known:
                             known[rid] = "full"
                             learnt[rid] = {"mode": "read", "path": where.as_posix()}
-        self.log("read", began, known=known, amendments=sorted(amended), sources=learnt, files=files)
+        texts = ({rid: next(sk["text"] if form == "full" else self.summary_line(sk) for sk in self.skills if sk["id"] == rid)
+                  for rid, form in known.items()} if self.continuation.get("mode") == "trace" else None)
+        self.log("read", began, known=known, amendments=sorted(amended), sources=learnt, files=files,
+                 **({"texts": texts} if texts is not None else {}))
         return known, amended
 
     def notes_path(self) -> Path | None:

@@ -297,11 +297,15 @@ class StreamBuilder:
         return self._emit("revert", payload, ts=ts, actor=actor, source=source, unrecoverable=missing)
 
     def fact(self, fact: str, value: Any, *, acquisition: str, from_path: Any = None, ts: Any = None,
-             actor: str = "agent", source: dict[str, Any]) -> Event | None:
+             actor: str = "agent", source: dict[str, Any], text: str | None = None) -> Event | None:
+        """A fact the agent took in; ``text``: what it learnt, where its record states it (a reference
+        policy's requirement text, logged under the trace continuation)."""
         path = self.path(from_path) if from_path else None
         payload = {"fact": _cut(fact, 200), "value": value, "acquisition": acquisition,
                    "source_span": {"path": path, "file_version": self.version.get(path, 0) if path else None,
                                    "lines": None}}
+        if isinstance(text, str) and text:
+            payload["text"] = _cut(text)
         missing = ["source_span.lines"] + ([] if path else ["source_span.path"])
         return self._emit("fact_extracted", payload, ts=ts, actor=actor, source=source, unrecoverable=missing)
 

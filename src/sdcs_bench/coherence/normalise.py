@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -579,8 +579,20 @@ def reference(stage_dir: Path, b: StreamBuilder) -> None:
     if not transcript.is_file():
         return
     b.stream.records.append("transcript.jsonl")
-    for n, obj in json_lines(transcript, b):
-        action, ts, source = obj.get("action"), obj.get("t"), _src(stage_dir, transcript, n)
+    reference_log(((n, obj, _src(stage_dir, transcript, n)) for n, obj in json_lines(transcript, b)), b)
+
+
+def reference_stream(log: Iterable[dict[str, Any]], *, run_id: str = "closed-form", workdir: str = "/sandbox") -> Stream:
+    """The event stream of a reference policy's log given as its lines (the closed forms model a
+    session's log and read it through the same normaliser: agents/expectations.py)."""
+    b = StreamBuilder(run_id, "reference", workdir)
+    reference_log(((n, obj, {"record": "model", "line": n}) for n, obj in enumerate(log, start=1)), b)
+    return b.finish(NOT_RECORDED["reference"])
+
+
+def reference_log(lines: Iterable[tuple[int, dict[str, Any], dict[str, Any]]], b: StreamBuilder) -> None:
+    for n, obj, source in lines:
+        action, ts = obj.get("action"), obj.get("t")
         if action in ("message", "final_message"):  # a gold-patch policy's / a fact-driven policy's closing turn
             b.message(obj.get("text"))
             continue
@@ -596,10 +608,11 @@ def reference(stage_dir: Path, b: StreamBuilder) -> None:
                 b.read(f, via="policy", ts=ts, source=source)
             known = obj.get("known") if isinstance(obj.get("known"), dict) else {}
             sources = obj.get("sources") if isinstance(obj.get("sources"), dict) else {}
+            texts = obj.get("texts") if isinstance(obj.get("texts"), dict) else {}
             for rid, form in known.items():
                 how = sources.get(rid) if isinstance(sources.get(rid), dict) else {}
                 b.fact(str(rid), form, acquisition=str(how.get("mode") or "unknown"), from_path=how.get("path"), ts=ts,
-                       source=source)
+                       source=source, text=texts.get(rid))
         elif action in ("implement", "implement_baseline", "write_notes"):
             for f in obj.get("paths") or []:
                 b.write(f, kind="modify", tool=f"policy {action}", ts=ts, source=source, result="ok")

@@ -17,7 +17,7 @@ from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE, handoff_
 from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
 from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 
-GROUP = ["workload", "arm", "agent", "agent_kind", "variant"]
+GROUP = ["workload", "arm", "agent", "agent_kind", "variant", "continuation"]
 
 
 def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
@@ -37,6 +37,7 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "harness": card["harness"],
         "model": card["model"],
         "variant": card["variant"],
+        "continuation": card.get("continuation") or "reset",
         "seed": card["seed"],
         "n_requirements": card["n_requirements"],
         "raw": card["raw"],
@@ -80,6 +81,12 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "successor_source": source_label(succ["agent_kind"], succ.get("model"), succ.get("harness"))
         if (succ := card.get("successor")) else "",
         **_resume_columns(card.get("resume"), expected),
+        # a continuation's handoffs (docs/protocol.md#continuation-modes): what the summaries cost, and
+        # the tokens of what the handoffs put into the next prompts
+        "handoff_calls": (card.get("handoff") or {}).get("calls"),
+        "handoff_tokens": (card.get("handoff") or {}).get("tokens"),
+        "context_tokens": sum(int(h.get("context_tokens") or 0) for h in (card.get("handoff") or {}).get("handoffs", []))
+        if card.get("handoff") else None,
     }
 
 
@@ -88,6 +95,9 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
 # (Its wall time is per session in ledger.csv and on the scorecard, not here: every column of
 # scorecards.csv and the leaderboard is the same on a rerun of a reference study.)
 RESUME_MEANS = ("resume_reached", "resume_calls", "resume_tokens", "resume_tool_events", "resume_reread_share")
+# A continuation mode's handoffs (docs/protocol.md#continuation-modes): what the summaries cost (model
+# calls and tokens; a reference policy's summariser: its meter) and the tokens they put into the prompts.
+HANDOFF_MEANS = ("handoff_calls", "handoff_tokens", "context_tokens")
 
 
 def _resume_columns(resume: dict[str, Any] | None, expected: dict[str, Any]) -> dict[str, Any]:
@@ -147,6 +157,9 @@ def _matches(card: dict[str, Any], expected: dict[str, Any]) -> bool:
         ok = ok and all(got.get(k) == expected["standards"][k] for k in STANDARDS_COMPARED)
     if expected.get("resume") is not None:
         ok = ok and resume_matches(card, expected) is not False
+    if expected.get("handoff") is not None:  # a continuation's handoffs: the summariser's meter
+        got = card.get("handoff") or {}
+        ok = ok and (got.get("calls"), got.get("tokens")) == (expected["handoff"]["calls"], expected["handoff"]["tokens"])
     return ok
 
 
@@ -289,7 +302,8 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
                "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
                "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
                "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None,
-               "successor_source": "", **dict.fromkeys(RESUME_MEANS, float("nan"))}
+               "successor_source": "", **dict.fromkeys(RESUME_MEANS, float("nan")), "continuation": "reset",
+               **dict.fromkeys(HANDOFF_MEANS, float("nan"))}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
@@ -315,6 +329,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         **{col: (col, _known_mean) for col in STANDARDS_MEANS},
         tests_passed=("tests_passed", "mean"),
         **{col: (col, _known_mean) for col in RESUME_MEANS},
+        **{col: (col, _known_mean) for col in HANDOFF_MEANS},
     )
     board = counts.join(scores, how="left").reset_index()
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
@@ -327,13 +342,14 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
             "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
             "std_expected_better_share", "tamper_evidence", "tests_passed", "tests_total", "expected_tests",
             "withheld_k", "withhold_mode", "withhold_when", "abstention", "expected_abstention", "cut_rule",
-            *RESUME_MEANS]
+            *RESUME_MEANS, *HANDOFF_MEANS]
     board = board.astype({"withheld_k": "Int64", "tests_total": "Int64", "expected_tests": "Int64"})
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
                               "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
                               "tests_passed": 2, "resume_reached": 2, "resume_calls": 1, "resume_tokens": 0,
-                              "resume_tool_events": 1, "resume_reread_share": 2})
+                              "resume_tool_events": 1, "resume_reread_share": 2, "handoff_calls": 1,
+                              "handoff_tokens": 0, "context_tokens": 0})
 
 
 def _known_mean(values: pd.Series) -> float | None:
@@ -350,7 +366,7 @@ def _versus_vanilla(board: pd.DataFrame) -> pd.DataFrame:
     a ratio to the same agent's Vanilla row on the same workload and variant in this study, as the
     original study reported its repository runs; empty where there is no Vanilla row or its value
     is 0 (a reference policy spends no tokens)."""
-    keys = ["workload", "agent", "agent_kind", "variant"]
+    keys = ["workload", "agent", "agent_kind", "variant", "continuation"]
     vanilla = board.loc[board["arm"] == "Vanilla", [*keys, "tokens", "raw"]]
     joined = board.merge(vanilla.rename(columns={"tokens": "tokens_vanilla", "raw": "raw_vanilla"}), on=keys,
                          how="left")
@@ -401,8 +417,19 @@ def _family_sections(board: pd.DataFrame) -> list[tuple[pd.DataFrame, str, str, 
          "A reference policy's calls and tokens are its meter, not a model's.",
          {"resume_reached": "reached", "resume_calls": "calls", "resume_tokens": "tokens",
           "resume_tool_events": "tool_events", "resume_reread_share": "reread_share"},
-         [*key, "variant", "trials", "net", "reached", "calls", "tokens", "tool_events", "reread_share",
-          "matches_expected"]),
+         [*key, "variant", "continuation", "trials", "net", "reached", "calls", "tokens", "tool_events",
+          "reread_share", "matches_expected"]),
+        (board if (board["continuation"] != "reset").any() else board.iloc[0:0], "Continuation modes",
+         "How each session after the first continued (docs/protocol.md#continuation-modes): `reset` (no "
+         "history), `trace:<budget>` (the earlier sessions' events, cut to the budget), `summary` (the "
+         "previous session summarised by the agent's model), `resume` (the harness's own conversation) and "
+         "`compact` (that conversation compacted). `context_tokens`: what the handoffs put into the prompts; "
+         "`handoff_calls`/`handoff_tokens`: what the summaries cost (a reference policy's summariser: its "
+         "meter), separate from the sessions' own tokens; `reached`, `tool_events`, `tokens`: the cost of "
+         "resuming, as in the table above.",
+         {"resume_reached": "reached", "resume_tokens": "tokens", "resume_tool_events": "tool_events"},
+         [*key, "variant", "continuation", "trials", "net", "reached", "tool_events", "tokens", "context_tokens",
+          "handoff_calls", "handoff_tokens", "matches_expected"]),
     ]
 
 
@@ -426,6 +453,8 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
     cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "raw", "net",
             "n_requirements",
             "tes", "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
+    if (board["continuation"] != "reset").any():
+        cols.insert(cols.index("trials"), "continuation")
     if board["variant"].str.startswith("poison").any():
         cols.insert(cols.index("s1_edit_survived"), "defects_survived")
     if tampered:
@@ -433,7 +462,10 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
     lines += _table(board, cols)
     for rows, title, text, renames, cols in _family_sections(board):
         if len(rows):
-            lines += ["", f"## {title}", "", text, "", *_table(rows.rename(columns=renames), cols)]
+            # (a column renamed onto another's name replaces it: the trial's tokens give way to the
+            # tokens before the first useful edit in the cost-of-resuming table)
+            shown = rows.drop(columns=[c for c in renames.values() if c in rows and c not in renames])
+            lines += ["", f"## {title}", "", text, "", *_table(shown.rename(columns=renames), cols)]
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,8 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
       trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
         scaffold/manifest.json
         session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff,
-                     events.jsonl, residency.json, abstention.json (docs/coherence.md)
+                     events.jsonl, residency.json, abstention.json (docs/coherence.md), carry.tar.gz
+        handoff_<k>/ ledger.jsonl, carry.tar.gz, context.md (a continuation mode but reset: what crosses)
                      (and the harness's own records, native/; attempts/<n>/ after an infrastructure retry)
         inject/      (the injection record is in its stage.json)
         score/scorecard.json
@@ -39,14 +40,16 @@ TRANSCRIPT = "transcript.jsonl"
 AGENT_STDERR = "agent.stderr.log"
 CLEAVE_DIFF = "cleave.diff"
 SCORECARD = "scorecard.json"
+CARRY = "carry.tar.gz"  # the harness state a resume or compact continuation carries (empty otherwise)
+CONTEXT = "context.md"  # what a trace or summary continuation adds to the next session's prompt
 LEADERBOARD_EXTS = ("csv", "md", "json")
 AGGREGATE_RECORD = "aggregate.json"
 STUDY_RULES = ("aggregate", "report")  # the rules that run once per study, not per trial
 
 
 def stage_rule(stage: str) -> str:
-    """The Snakemake rule that runs a stage (``session_3`` -> ``session``)."""
-    return "session" if stage.startswith("session_") else stage
+    """The Snakemake rule that runs a stage (``session_3`` -> ``session``, ``handoff_2`` -> ``handoff``)."""
+    return "session" if stage.startswith("session_") else "handoff" if stage.startswith("handoff_") else stage
 
 
 @dataclass(frozen=True)
@@ -196,7 +199,10 @@ class TrialLayout:
             out |= {"ledger": self.file(stage, LEDGER), "transcript": self.file(stage, TRANSCRIPT),
                     "stderr": self.file(stage, AGENT_STDERR), "cleave_diff": self.file(stage, CLEAVE_DIFF),
                     "events": self.file(stage, EVENTS), "residency": self.file(stage, RESIDENCY),
-                    "abstention": self.file(stage, ABSTENTION)}
+                    "abstention": self.file(stage, ABSTENTION), "carry": self.file(stage, CARRY)}
+        elif stage.startswith("handoff_"):
+            out |= {"ledger": self.file(stage, LEDGER), "carry": self.file(stage, CARRY),
+                    "context": self.file(stage, CONTEXT)}
         elif stage == "score":
             out["scorecard"] = self.file(stage, SCORECARD)
         return out

@@ -32,16 +32,19 @@ from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import layout_for
 from sdcs_bench.trial.spec import api_provider
+from sdcs_bench.trial.continuation import RESET, Continuation, handoff_stage
 from sdcs_bench.trial.workload import CleaveRule, load_workload
 from sdcs_bench.pipeline.repos import repo_plan
 from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
 from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
-GRID_AXES = ("workload", "arm", "agent", "variant", "seed", "successor")
+GRID_AXES = ("workload", "arm", "agent", "variant", "seed", "successor", "continuation")
 # ``successor``: the agent that runs every session after the first (docs/protocol.md#handoff);
 # ``same`` (the default, when a study's grid names no successor) is the first agent itself.
 SAME = "same"
 HANDOFF = ".then."  # in a trial's agent name: <first agent>.then.<successor>
+# ``continuation``: how every session after the first continues (trial/continuation.py); ``reset``
+# (the default) is SpecSnap's zero-history session, and its trials keep the ids they always had.
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
                 "session_runtime_min", "score_runtime_min", "config", "source", "environment", "image",
                 "score_image", "baseline", "successor_api")
@@ -106,8 +109,9 @@ def override_key(overrides: list[str] | tuple[str, ...]) -> str:
     return json.dumps({"grid": grid, "hydra": sorted(rest)}, sort_keys=True)
 
 
-def trial_id(workload: str, arm: str, agent: str, variant: str, seed: int) -> str:
-    raw = f"{workload}__{arm}__{agent}__{variant}__s{seed}"
+def trial_id(workload: str, arm: str, agent: str, variant: str, seed: int, continuation: str = RESET) -> str:
+    part = Continuation.parse(continuation).id_part
+    raw = f"{workload}__{arm}__{agent}__{variant}__s{seed}" + (f"__{part}" if part else "")
     return re.sub(r"[^A-Za-z0-9_.-]", "-", raw)
 
 
@@ -176,6 +180,9 @@ def _check_grid(grid: dict[str, list]) -> None:
                 raise SpecSnapError(f"seeds must be non-negative integers, got {values}")
             continue
         for value in values:
+            if axis == "continuation":
+                Continuation.parse(str(value))
+                continue
             if axis == "successor":
                 if str(value) != SAME and str(value) not in config.options("agent"):
                     raise unknown("successor", str(value), [SAME, *config.options("agent")])
@@ -205,8 +212,9 @@ def check_handoff(first: dict[str, Any], second: dict[str, Any], workload) -> No
                                 "or real agents")
 
 
-def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str]:
-    """scaffold, session_1 .. session_N, score; with ``inject`` after the session a variant names."""
+def trial_stages(workload, variant: dict[str, Any], n_sessions: int, continuation: Continuation = Continuation()) -> list[str]:
+    """scaffold, session_1 .. session_N, score; with ``inject`` after the session a variant names,
+    and a ``handoff_<k>`` right before every session k >= 2 in a continuation mode but ``reset``."""
     from sdcs_bench.sandbox.withhold import check_spec as check_withhold
 
     stages = ["scaffold"]
@@ -228,6 +236,8 @@ def trial_stages(workload, variant: dict[str, Any], n_sessions: int) -> list[str
             raise SpecSnapError(f"variant {variant['name']!r} injects after session {after}, but workload "
                                 f"{workload.id} has {n_sessions} session(s): it must fall between two sessions")
     for i in range(1, n_sessions + 1):
+        if i >= 2 and not continuation.is_reset:
+            stages.append(handoff_stage(i))
         stages.append(f"session_{i}")
         if inject and i == int(inject.get("after_session", 1)):
             stages.append("inject")
@@ -253,6 +263,37 @@ def check_policy_fits(workload, agent_cfg: dict[str, Any]) -> None:
         raise SpecSnapError(f"reference policy {agent_cfg['name']!r} writes gold patches, which on workload "
                             f"{workload.id} span the three files of a motif; use a fact-driven policy or ref_null",
                             [*fact_agents, "ref_null"])
+
+
+def check_continuation(cont: Continuation, first: dict[str, Any], second: dict[str, Any] | None) -> None:
+    """A continuation mode every agent of the trial can do headless, before any work: one line
+    naming the harness and why it cannot (its adapter declares it), or the policy that cannot."""
+    from sdcs_bench.agents import make_harness
+
+    for cfg in (first, second) if second is not None else (first,):
+        if _runs_alone(cfg):
+            raise SpecSnapError(f"continuation {cont} is refused for reference policy {cfg['name']!r}: it runs a whole "
+                                "trial from its own state (facts found, a task queue); use a gold-patch reference "
+                                "policy or a real agent")
+        why = make_harness(cfg).unsupported_continuations.get(cont.mode)
+        if why:
+            raise SpecSnapError(f"continuation {cont} is refused for agent {cfg['name']!r} (harness {cfg['harness']}): "
+                                f"{why}")
+    if cont.carries_state and second is not None and second["harness"] != first["harness"]:
+        raise SpecSnapError(f"continuation {cont} resumes the first agent's own conversation, which "
+                            f"{second['name']!r} (harness {second['harness']}) cannot: hand off with trace:<budget> "
+                            "or summary")
+
+
+def continuation_block(cont: Continuation) -> dict[str, Any]:
+    """The trial file's ``continuation``: the mode and, for ``summary``, the versioned prompt (the
+    stages read no conf/)."""
+    block: dict[str, Any] = {"name": str(cont), "mode": cont.mode}
+    if cont.budget is not None:
+        block["budget"] = cont.budget
+    if cont.mode == "summary":
+        block["summary_prompt"] = config.read_yaml(conf_dir() / "continuation" / "summary.yaml")
+    return block
 
 
 CONTROL_VARIANT = "uninterrupted"  # the run whose tokens a cut at a share of them is measured against
@@ -337,7 +378,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         if not isinstance(cfg.get(key), dict):
             example = {"sandbox": "sandbox.backend=local"}.get(key, f"{key}.timeout_s=600")
             raise SpecSnapError(f"bad override: {key} is a group of settings (e.g. {example}), not {cfg.get(key)!r}")
-    grid = {"successor": [SAME], **cfg["study"]["grid"], **grid_overrides}
+    grid = {"successor": [SAME], "continuation": [RESET], **cfg["study"]["grid"], **grid_overrides}
     _check_grid(grid)
     config.prefetch((axis, name) for axis in ("agent", "arm", "variant") for name in grid[axis])
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
@@ -359,11 +400,14 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     metered: set[tuple[str, str, str]] = set()
     sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
     planned: set[str] = set()
-    for wid, arm_name, agent_name, variant_name, seed, successor in itertools.product(*(grid[a] for a in GRID_AXES)):
+    continued: dict[tuple[str, str, str], dict[str, Any]] = {}  # the continuation block, once per agent pair and mode
+    for wid, arm_name, agent_name, variant_name, seed, successor, cont_name in itertools.product(
+            *(grid[a] for a in GRID_AXES)):
         if progress:
             progress()
         successor = SAME if successor == agent_name else successor
-        if trial_id(wid, arm_name, handoff_name(agent_name, successor), variant_name, seed) in planned:
+        cont = Continuation.parse(str(cont_name))
+        if trial_id(wid, arm_name, handoff_name(agent_name, successor), variant_name, seed, str(cont)) in planned:
             continue  # (a successor equal to the agent: the trial without a handoff, planned once)
         if wid not in workloads:
             workload = load_workload(wid)
@@ -390,16 +434,19 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         if second is not None and (successor, wid) not in sandboxes:
             check_policy_fits(workload, second)
             check_handoff(agent_cfg, second, workload)
-        if (wid, variant_name) not in schedules:
+        if (wid, variant_name, str(cont)) not in schedules:
             schedule = effective_schedule(workload, variant_cfg)
             layout_for(workload, variant_cfg)  # a standards layout the workload cannot take fails here
-            schedules[wid, variant_name] = (
+            schedules[wid, variant_name, str(cont)] = (
                 [{"session": s.name, "prompt_source": s.prompt_source, "prompt": s.prompt, "cleave": str(s.cleave)}
                  for s in schedule],
-                trial_stages(workload, variant_cfg, len(schedule)),
+                trial_stages(workload, variant_cfg, len(schedule), cont),
                 [s.cleave for s in schedule],
             )
-        schedule_cfg, stages, rules = schedules[wid, variant_name]
+        schedule_cfg, stages, rules = schedules[wid, variant_name, str(cont)]
+        if not cont.is_reset and (agent_name, successor, str(cont)) not in continued:
+            check_continuation(cont, agent_cfg, second)
+            continued[agent_name, successor, str(cont)] = continuation_block(cont)
         for who in (agent_cfg, second) if second is not None else (agent_cfg,):
             if (who["name"], wid, variant_name) not in metered:
                 check_policy_meters(who, variant_cfg, rules)
@@ -413,9 +460,9 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                                     f"and the {backend} backend gives them different images; name one image that "
                                     "holds both harnesses (sandbox.docker.image=harnesses) or use bwrap")
         name = handoff_name(agent_name, successor)
-        tid = trial_id(wid, arm_name, name, variant_name, seed)
+        tid = trial_id(wid, arm_name, name, variant_name, seed, str(cont))
         planned.add(tid)
-        baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, name, CONTROL_VARIANT, seed)}}
+        baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, name, CONTROL_VARIANT, seed, str(cont))}}
                     if any(rule.needs_baseline for rule in rules) else {})
         trials.append(
             {
@@ -426,6 +473,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "arm": arm_cfgs[arm_name, wid],
                 "agent": agent_cfg,
                 **({"successor": second} if second is not None else {}),
+                **({"continuation": continued[agent_name, successor, str(cont)]} if not cont.is_reset else {}),
                 "variant": variant_cfg,
                 "seed": seed,
                 "schedule": schedule_cfg,
@@ -436,7 +484,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "scoring": cfg["scoring"],
             }
         )
-        combo = (wid, arm_name, name, variant_name)
+        combo = (wid, arm_name, name, variant_name, str(cont))
         full_check.append(combo not in seen)
         seen.add(combo)
     if backend == "docker":  # the images' build contexts and what they copy in: a change plans new images

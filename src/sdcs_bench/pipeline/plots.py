@@ -14,7 +14,11 @@ declared as DVC plots):
   the study sweeps at least two cut points of one kind;
 - ``resume_cost``: the cost of resuming (the tool events, and the tokens, before each continuation's
   first useful edit: docs/scoring.md) against net retention, one point per trial and a colour per
-  arm, when any trial has a continuation session that reached a useful edit.
+  arm, when any trial has a continuation session that reached a useful edit;
+- ``continuation_modes``: per workload, net retention by continuation mode (one bar per arm, the
+  mean over the agents), and the cost of resuming by mode (tool events and tokens before the first
+  useful edit, the tokens the handoff put into the prompt), when the study compares at least two
+  modes (docs/protocol.md#continuation-modes).
 
 Every title says what produced its rows (reference policies are labelled as such). The files are
 byte-for-byte reproducible: no dates, fixed SVG ids.
@@ -28,7 +32,8 @@ from pathlib import Path
 
 import pandas as pd
 
-PLOTS = ("net_by_arm", "tokens_vs_net", "requirement_survival", "withholding", "survival_curve", "resume_cost")
+PLOTS = ("net_by_arm", "tokens_vs_net", "requirement_survival", "withholding", "survival_curve", "resume_cost",
+         "continuation_modes")
 FORMATS = ("png", "svg")
 CONTROL_VARIANT = "uninterrupted"  # the no-cleave control: left out of the survival map when cut runs exist
 
@@ -81,6 +86,7 @@ def write_plots(out_dir: Path, scorecards: pd.DataFrame, board: pd.DataFrame, st
         written += _withholding(plt, out_dir, board, study)
     written += _survival_curve(plt, out_dir, board, study)
     written += _resume_cost(plt, out_dir, scorecards, study)
+    written += _continuation_modes(plt, out_dir, board, study)
     plt.close("all")
     return written
 
@@ -96,8 +102,10 @@ def _grid(plt, n: int, width: float = 4.2, height: float = 3.0):
 
 
 def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Path]:
-    board = board.assign(retention=board["net"] / board["n_requirements"],
-                         series=board["workload"] + " · " + board["variant"])
+    series = board["workload"] + " · " + board["variant"]
+    if _modes(board)[1:]:  # several continuation modes: each its own bar
+        series = series + " · " + board["continuation"]
+    board = board.assign(retention=board["net"] / board["n_requirements"], series=series)
     agents = list(dict.fromkeys(board["agent"]))
     from sdcs_bench.pipeline.labels import arm_order
 
@@ -121,6 +129,54 @@ def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pat
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=min(len(series), 4), fontsize=7,
                title="workload · variant")
     return _save(fig, out_dir, "net_by_arm")
+
+
+def _modes(board: pd.DataFrame) -> list[str]:
+    """The continuation modes of the study, in the order of docs/protocol.md (reset first)."""
+    if "continuation" not in board:
+        return []
+    order = ("reset", "trace", "summary", "resume", "compact")
+    found = set(board["continuation"].fillna("reset"))
+    return sorted(found, key=lambda m: (order.index(m.split(":")[0]) if m.split(":")[0] in order else 99, m))
+
+
+def _continuation_modes(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Path]:
+    modes = _modes(board)
+    if len(modes) < 2:
+        return []
+    from sdcs_bench.pipeline.labels import arm_order
+
+    board = board.assign(retention=board["net"] / board["n_requirements"],
+                         continuation=board["continuation"].fillna("reset"))
+    workloads = list(dict.fromkeys(board["workload"]))
+    fig, axes = plt.subplots(2, len(workloads), figsize=(5.2 * len(workloads), 7.0), squeeze=False)
+    arms = arm_order(board["arm"])
+    width = 0.8 / max(len(arms), 1)
+    costs = (("resume_tool_events", "tool events before the first useful edit"),
+             ("resume_tokens", "tokens before it"), ("context_tokens", "tokens the handoffs added to the prompts"))
+    for col, workload in enumerate(workloads):
+        part = board[board["workload"] == workload]
+        top, bottom = axes[0][col], axes[1][col]
+        for i, arm in enumerate(arms):
+            means = part[part["arm"] == arm].groupby("continuation")["retention"].mean()
+            top.bar([m + i * width - 0.4 + width / 2 for m in range(len(modes))],
+                    [means.get(mode, float("nan")) for mode in modes], width=width, label=arm)
+        top.set_xticks(range(len(modes)), modes, rotation=20, ha="right")
+        top.set_ylim(0, 1.05)
+        top.set_ylabel("net / requirements (mean over agents)")
+        top.set_title(f"{workload} ({_sources(part)})", fontsize=9)
+        top.legend(fontsize=7, title="arm")
+        for key, label in costs:
+            if key not in part or part[key].isna().all():
+                continue
+            means = part.groupby("continuation")[key].mean()
+            bottom.plot(range(len(modes)), [means.get(mode, float("nan")) for mode in modes], marker="o", label=label)
+        bottom.set_xticks(range(len(modes)), modes, rotation=20, ha="right")
+        bottom.set_yscale("symlog")
+        bottom.set_ylabel("mean over the mode's trials")
+        bottom.legend(fontsize=7)
+    fig.suptitle(f"Study {study}: net retention and the cost of resuming by continuation mode")
+    return _save(fig, out_dir, "continuation_modes")
 
 
 def _tokens_vs_net(plt, out_dir: Path, cards: pd.DataFrame, board: pd.DataFrame, study: str) -> list[Path]:

@@ -31,8 +31,15 @@ from sdcs_bench.scoring.sentinels import SentinelSettings
 from sdcs_bench.session.runner import run_session
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
-from sdcs_bench.pipeline.layout import (CLEAVE_DIFF, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE, TrialLayout,
-                                        trial_layout)
+from sdcs_bench.pipeline.layout import (CARRY, CLEAVE_DIFF, CONTEXT, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE,
+                                        TrialLayout, trial_layout)
+from sdcs_bench.agents.continuation import compact_state, policy_summary, transcript_text
+from sdcs_bench.coherence.events import read_events
+from sdcs_bench.coherence.session import EVENTS
+from sdcs_bench.coherence.trace import SessionTrace, render_trace
+from sdcs_bench.core.tokens import count_tokens
+from sdcs_bench.session.carry import write_state
+from sdcs_bench.trial.continuation import handoff_stage, prompt_with_context
 from sdcs_bench.trial.spec import TrialSpec
 from sdcs_bench.trial.standards import layout_for
 
@@ -156,6 +163,11 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     facts = WorkloadFacts.from_data(trial.session_coherence(index))  # bad coherence data fails here, before the session
     failed: list[dict[str, Any]] = []
     session, share = _resolve_cut(trial, index, stage_dir)
+    handed = _handed_over(trial, index, prev_stage)
+    if handed is not None and handed.get("context"):
+        session = dataclasses.replace(session, prompt=prompt_with_context(session.prompt, trial.continuation.mode,
+                                                                          handed["context"]))
+    carry_in = Path(prev_stage) / CARRY if handed is not None and trial.continuation.carries_state else None
     for attempt in range(retries + 1):
         restore_snapshot(prev_stage, trial.sandbox_dir)
         before = workspace_state(trial.sandbox_dir)
@@ -171,6 +183,9 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             backend=make_backend(trial.backend, trial.sandbox_options),
             timeout_s=trial.session.timeout_s,
             keep_meter=bool(trial.raw.get("keep_meter")),
+            continuation=trial.session_continuation(index),
+            carry_in=carry_in,
+            carry_out=stage_dir / CARRY if trial.continuation.carries_state else None,
         )
         if not record.get("infra_failure"):
             break
@@ -185,6 +200,11 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     record["infra_attempts"] = failed
     if share is not None:
         record["cleave"]["share"] = share
+    if handed is not None:
+        record["handoff"] = {"mode": str(trial.continuation), "from": handed["stage"],
+                             "context_tokens": handed.get("context_tokens", 0)}
+    if not trial.continuation.carries_state:
+        write_state({}, stage_dir / CARRY)  # (declared by every session stage: empty when nothing is carried)
     # Every declared output exists: an empty ledger (no model was called), an empty diff (no cleave).
     atomic_write(stage_dir / CLEAVE_DIFF, record["cleave"].get("diff", "") if record["cleave"].get("fired") else "")
     (stage_dir / LEDGER).touch()
@@ -202,6 +222,20 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     _clear_live(trial)
     return _finish(stage_dir, f"session_{index}", trial, started, _predecessor(prev_stage), tokens=record["tokens"],
                    session=record, coherence=coherence)
+
+
+def _handed_over(trial: TrialSpec, index: int, prev_stage: Path) -> dict[str, Any] | None:
+    """What the handoff stage before session ``index`` recorded (None under ``reset`` and for the
+    first session), with the text it adds to the prompt."""
+    if trial.continuation.is_reset or index < 2:
+        return None
+    record = json.loads((Path(prev_stage) / STAGE_FILE).read_text())
+    if record.get("stage") != handoff_stage(index):
+        raise SpecSnapError(f"trial {trial.trial_id}: session {index} continues by {trial.continuation}, so its "
+                            f"predecessor must be {handoff_stage(index)}, not {record.get('stage')!r}; rerun `specsnap plan`")
+    context = (Path(prev_stage) / CONTEXT).read_text() if trial.continuation.carries_text else ""
+    return {"stage": record["stage"], "context": context,
+            "context_tokens": (record.get("handoff") or {}).get("context_tokens", 0)}
 
 
 def _carried(prev_stage: Path, key: str) -> list[str]:
@@ -242,6 +276,87 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
     _clear_live(trial)
     return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record,
                    coherence={k: _carried(prev_stage, k) for k in ("agent_written", "files_seen")})  # passed on
+
+
+def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir: Path, *,
+                      session_stages: list[Path] | None = None) -> dict[str, Any]:
+    """Between session ``index - 1`` (or the injection after it) and session ``index``: hand the work
+    over by the trial's continuation mode (docs/protocol.md#continuation-modes), recording exactly
+    what crosses: the text the next prompt carries (``context.md``: a trace, a summary), the
+    harness state the next HOME gets (``carry.tar.gz``: a conversation, compacted or not), and what
+    it cost (``ledger.jsonl``: the summary's model call). The sandbox passes through unchanged.
+    ``session_stages``: the stage directories of sessions 1 .. index-1 (default: the trial's layout)."""
+    from sdcs_bench.session.carry import read_state
+    from sdcs_bench.session.handoff import model_summary
+
+    cont = trial.continuation
+    if cont.is_reset or not 2 <= index <= len(trial.schedule):
+        raise SpecSnapError(f"trial {trial.trial_id} has no handoff before session {index} (its continuation is "
+                            f"{cont}, its sessions 1..{len(trial.schedule)})")
+    started = time.time()
+    _begin(stage_dir)
+    layout = trial_layout(stage_dir)
+    sessions = session_stages or [Path(layout.stage_dir(f"session_{j}")) for j in range(1, index)]
+    previous = sessions[-1]
+    prev_record = json.loads((previous / STAGE_FILE).read_text())
+    agent = trial.agent_for(index - 1)  # whose session is handed over (a summary: its own model's)
+    context, record = "", {"mode": str(cont), "context_tokens": 0}
+    (stage_dir / LEDGER).write_text("")
+    carried: dict[str, Any] = {"files": [], "not_carried": []}
+    if cont.mode == "trace":
+        context, kept = render_trace([_session_trace(p) for p in sessions], int(cont.budget))
+        record["trace"] = kept
+    elif cont.mode == "summary":
+        prompt = _summary_prompt(trial)
+        transcript = transcript_text(_session_trace(previous), int(prompt["transcript_tokens"]))
+        if agent.get("reference"):
+            context, cost = policy_summary(trial.workload, [e.to_dict() for e in read_events(previous / EVENTS)],
+                                           transcript)
+        else:
+            context, cost = model_summary(agent, system=prompt["system"], transcript=transcript, stage_dir=stage_dir,
+                                          key=handoff_stage(index), timeout_s=trial.session.timeout_s)
+            if cost.get("infra_failure"):
+                raise SpecSnapError(f"trial {trial.trial_id} {handoff_stage(index)}: {cost['infra_failure']}; rerun to "
+                                    "resume")
+        record["summary"] = {**cost, "prompt_version": prompt["version"], "text_tokens": count_tokens(context)}
+    else:  # resume, compact: the harness's own state, as the previous session left it
+        files = read_state(previous / CARRY)
+        if cont.mode == "compact" and agent.get("reference"):
+            compacted = {}
+            for rel, data in files.items():
+                compacted[rel], record["compaction"] = compact_state(trial.workload, data)
+            files = compacted
+        elif cont.mode == "compact":
+            record["compaction"] = {"by": "harness", "in": f"session_{index}"}  # forced there: its own stream says
+        carried = write_state(files, stage_dir / CARRY)
+        record["session_id"] = trial.conversation
+    if not cont.carries_state:
+        write_state({}, stage_dir / CARRY)
+    record["carried"] = carried
+    record["context_tokens"] = count_tokens(context)
+    atomic_write(stage_dir / CONTEXT, context)
+    shutil.copyfile(Path(prev_stage) / SNAPSHOT, stage_dir / SNAPSHOT)
+    inputs = [*_predecessor(prev_stage), *(p / STAGE_FILE for p in sessions), *(p / EVENTS for p in sessions),
+              previous / CARRY]
+    return _finish(stage_dir, handoff_stage(index), trial, started, inputs, handoff=record,
+                   previous_status=(prev_record.get("session") or {}).get("status"),
+                   coherence={k: _carried(prev_stage, k) for k in ("agent_written", "files_seen")})  # passed on
+
+
+def _session_trace(stage: Path) -> SessionTrace:
+    """A finished session as the trace renders it: its events, how it ended, its closing message."""
+    record = json.loads((Path(stage) / STAGE_FILE).read_text())
+    return SessionTrace(int(record["session"]["index"]), str(record["session"]["status"]),
+                        [e.to_dict() for e in read_events(Path(stage) / EVENTS)],
+                        ((record.get("coherence") or {}).get("events") or {}).get("final_message"))
+
+
+def _summary_prompt(trial: TrialSpec) -> dict[str, Any]:
+    """The summary prompt the trial was planned with (conf/continuation/, carried in the trial file)."""
+    prompt = (trial.raw.get("continuation") or {}).get("summary_prompt")
+    if not prompt:
+        raise SpecSnapError(f"trial {trial.trial_id}: its trial file carries no summary prompt; rerun `specsnap plan`")
+    return prompt
 
 
 def _withholds(injection: dict[str, Any] | None) -> bool:
@@ -286,8 +401,27 @@ def _final_lines(tree: Path, rel: str) -> set[str] | None:
     return line_set(data) if data is not None else None
 
 
+def handoff_report(trial: TrialSpec, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """A continuation trial's handoffs on its scorecard: the mode, each handoff's record (what crossed,
+    the context's tokens), and what they cost together (a summary's model calls and tokens, separate
+    from the sessions' own: a reference policy's summariser counts on its meter)."""
+    calls = tokens = 0
+    for r in records:
+        summary = (r.get("handoff") or {}).get("summary") or {}
+        calls += int(summary.get("calls") or 0)
+        spent = summary.get("tokens") or {}
+        tokens += int(spent.get("total") if "total" in spent else spent.get("meter") or 0)
+    return {"mode": str(trial.continuation), "calls": calls, "tokens": tokens,
+            "handoffs": [{"stage": r["stage"], **(r.get("handoff") or {})} for r in records]}
+
+
+def _handoff_records(trial: TrialSpec, stage_dir: Path) -> list[Path]:
+    layout = trial_layout(stage_dir)
+    return [Path(layout.stage_json(s)) for s in trial.stages if s.startswith("handoff_")]
+
+
 def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, session_records: list[Path] | None = None,
-                    injection_record: Path | None = None) -> dict[str, Any]:
+                    injection_record: Path | None = None, handoff_records: list[Path] | None = None) -> dict[str, Any]:
     """Score the last snapshot. Session records are read from the session stages (outside the
     sandbox: a later session's agent can rewrite anything inside it, its ``.git`` included)."""
     started = time.time()
@@ -316,12 +450,19 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             layout=layout_for(trial.workload, trial.variant),
         )
         resume = resume_report(records, lambda rel: _final_lines(final, rel))
-    expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant, successor=trial.successor)
+    expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant, successor=trial.successor,
+                                        continuation=trial.raw.get("continuation"))
     card = {**trial.labels(), **card, "withhold": withhold_report(trial, card),
             "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
             "resume": resume, "expected": expected}
+    if not trial.continuation.is_reset:
+        card["handoff"] = handoff_report(trial, [json.loads(Path(p).read_text()) for p in
+                                                 (handoff_records if handoff_records is not None
+                                                  else _handoff_records(trial, stage_dir))])
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
     made_from = [*_predecessor(prev_stage), *map(Path, session_records),
-                 *([Path(injection_record)] if injection_record else [])]
+                 *([Path(injection_record)] if injection_record else []),
+                 *(map(Path, handoff_records or _handoff_records(trial, stage_dir)) if not trial.continuation.is_reset
+                   else [])]
     return _finish(stage_dir, "score", trial, started, made_from, net=card["net"], raw=card["raw"], valid=card["valid"],
                    tampered=card["tampered"])

@@ -27,6 +27,7 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy, ReplayScript
 from sdcs_bench.sandbox.records import remember_session
+from sdcs_bench.session.carry import pack_state, unpack_state
 from sdcs_bench.session.redact import redact_files, redact_record
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
@@ -46,11 +47,19 @@ def run_session(
     backend: Backend,
     timeout_s: float,
     keep_meter: bool = False,
+    continuation: dict[str, Any] | None = None,
+    carry_in: Path | None = None,
+    carry_out: Path | None = None,
 ) -> dict[str, Any]:
     """Run one session. A reference policy's meter is counted under a token or turn cut rule, in
     every continuation (for the cost of resuming), and with ``keep_meter`` (the uninterrupted
     control a share rule is measured against); otherwise its meter files are left uncounted
-    (tokenizing them costs a session a tokenizer's load)."""
+    (tokenizing them costs a session a tokenizer's load).
+
+    ``continuation`` (the modes that carry the harness's own state, docs/protocol.md): the
+    conversation's id and whether it is resumed. ``carry_in``: the state an earlier session left,
+    unpacked into the fresh HOME before the harness starts; ``carry_out``: where the state this
+    session's conversation needs is written (exactly the files the harness names) when it ends."""
     workdir = workdir.resolve()
     stage_dir.mkdir(parents=True, exist_ok=True)
     harness = make_harness(agent_cfg)
@@ -65,8 +74,15 @@ def run_session(
         shutil.rmtree(home)
     home.mkdir(parents=True)
     try:
-        ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key)
+        placed = unpack_state(carry_in, home) if carry_in is not None else None
+        ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key,
+                             continuation=continuation)
         record = _run(ctx, harness, backend, timeout_s, script, keep_meter)
+        if continuation is not None:
+            record["continuation"] = {**continuation, "carried_in": placed}
+        if carry_out is not None:
+            record.setdefault("continuation", {})["carried_out"] = pack_state(home, harness.carried_state(ctx),
+                                                                                carry_out)
     finally:
         shutil.rmtree(home, ignore_errors=True)
     record["leftover_processes_killed"] = leftovers

@@ -20,6 +20,7 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root, study_work_root
 from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.continuation import Continuation
 from sdcs_bench.trial.repo import source_tree
 from sdcs_bench.trial.workload import CleaveRule, SessionSpec, Workload, load_workload_dir
 
@@ -73,6 +74,7 @@ class TrialSpec:
     work_dir: Path
     raw: dict[str, Any] = field(repr=False, compare=False)
     successor: dict[str, Any] | None = None  # a handoff: the agent of every session after the first
+    continuation: Continuation = Continuation()  # how every session after the first continues
     file: Path | None = field(default=None, compare=False)  # the trial file it was read from
 
     @classmethod
@@ -120,6 +122,7 @@ class TrialSpec:
                 work_dir=study_work_root(study_dir) / data["trial_id"],
                 raw=data,
                 successor=data.get("successor"),
+                continuation=Continuation.from_trial(data.get("continuation")),
             )
         except (KeyError, TypeError) as exc:
             raise SpecSnapError(f"trial {data.get('trial_id', '?')}: the trial file lacks {exc}; "
@@ -232,5 +235,25 @@ class TrialSpec:
                               "harness": self.successor["harness"], "model": self.successor.get("model")}}
                if self.successor is not None else {}),
             "variant": self.variant["name"],
+            "continuation": str(self.continuation),
             "seed": self.seed,
         }
+
+    @property
+    def conversation(self) -> str:
+        """The id a harness's conversation is started and resumed under (``resume``, ``compact``):
+        a UUID fixed by the trial, so a rerun of a stage uses the same one."""
+        import uuid
+
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, f"specsnap:{self.run}/{self.trial_id}"))
+
+    def session_continuation(self, index: int) -> dict[str, Any] | None:
+        """What session ``index`` is told of the continuation (``SessionContext.continuation``):
+        the mode, and in the modes that carry the harness's state its conversation's id and
+        whether it resumes it. None under ``reset`` (the session runs as it always did)."""
+        if self.continuation.is_reset:
+            return None
+        out: dict[str, Any] = {"mode": self.continuation.mode}
+        if self.continuation.carries_state:
+            out |= {"conversation": self.conversation, "resume": index >= 2}
+        return out

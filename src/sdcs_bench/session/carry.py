@@ -1,0 +1,90 @@
+"""The harness state a ``resume`` or ``compact`` continuation carries from one private HOME to the
+next (docs/protocol.md#continuation-modes): exactly the files the harness names, nothing else.
+
+The HOME was the agent's to write, so every byte of it is treated as an attacker's: a file is read
+through :mod:`sdcs_bench.core.safefs` (no link followed anywhere on its path, regular files only,
+at most :data:`MAX_FILE` bytes), a name outside the HOME or a glob is refused, and the archive is
+unpacked with the same member checks as a snapshot. The record says what crossed, with sizes and
+digests, and what was asked for but could not cross (and why).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import posixpath
+import tarfile
+from pathlib import Path
+from typing import Any
+
+from sdcs_bench.core import safefs
+from sdcs_bench.core.archive import safe_extract
+from sdcs_bench.core.fsutil import atomic_path
+
+MAX_FILE = 32 << 20  # a harness's session file larger than this does not cross
+MAX_FILES = 64
+
+
+def _clean(rel: str) -> str | None:
+    norm = posixpath.normpath(rel)
+    if not rel or rel.startswith("/") or norm.startswith("..") or norm == "." or any(c in rel for c in "*?[\0"):
+        return None
+    return norm
+
+
+def pack_state(home: Path, wanted: list[str], dest: Path) -> dict[str, Any]:
+    """Write ``dest`` (a tar.gz, empty when nothing is wanted) with the files ``wanted`` (relative to
+    ``home``); return the record of what crossed and what did not."""
+    crossed: list[dict[str, Any]] = []
+    missing: list[dict[str, str]] = []
+    with atomic_path(dest) as tmp, tarfile.open(tmp, "w:gz") as tar:
+        for raw in wanted[:MAX_FILES]:
+            rel = _clean(raw)
+            if rel is None:
+                missing.append({"path": str(raw)[:200], "why": "not a plain path inside the HOME"})
+                continue
+            try:
+                data = safefs.read_file(home, rel, limit=MAX_FILE)
+            except safefs.TooLarge:
+                missing.append({"path": rel, "why": f"larger than {MAX_FILE} bytes"})
+                continue
+            if data is None:  # a link (anywhere on its path), a FIFO, a directory: never followed or read
+                missing.append({"path": rel, "why": "absent, or not a regular file reached without a link"})
+                continue
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode, info.mtime = len(data), 0o600, 0
+            tar.addfile(info, io.BytesIO(data))
+            crossed.append({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
+    return {"files": crossed, "not_carried": missing + [{"path": str(r)[:200], "why": "too many files"}
+                                                          for r in wanted[MAX_FILES:]]}
+
+
+def unpack_state(archive: Path, home: Path) -> list[str]:
+    """Unpack a carried state into a fresh HOME; the paths it placed."""
+    with tarfile.open(archive) as tar:
+        names = [m.name for m in tar.getmembers() if m.isfile()]
+        safe_extract(tar, home, "tar")
+    return sorted(names)
+
+
+def read_state(archive: Path) -> dict[str, bytes]:
+    """The carried files by path (what the handoff stage compacts for a reference policy)."""
+    out: dict[str, bytes] = {}
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            if member.isfile() and _clean(member.name) and member.size <= MAX_FILE:
+                handle = tar.extractfile(member)
+                if handle is not None:
+                    out[_clean(member.name)] = handle.read()
+    return out
+
+
+def write_state(files: dict[str, bytes], dest: Path) -> dict[str, Any]:
+    """An archive of ``files`` (path -> bytes), as :func:`pack_state` writes one, and its record."""
+    with atomic_path(dest) as tmp, tarfile.open(tmp, "w:gz") as tar:
+        for rel, data in sorted(files.items()):
+            info = tarfile.TarInfo(rel)
+            info.size, info.mode, info.mtime = len(data), 0o600, 0
+            tar.addfile(info, io.BytesIO(data))
+    return {"files": [{"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+                      for rel, data in sorted(files.items())], "not_carried": []}

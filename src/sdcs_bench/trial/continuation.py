@@ -1,0 +1,91 @@
+"""How a session after a cut continues the work (docs/protocol.md#continuation-modes).
+
+The grid axis ``continuation`` (default ``[reset]``) names one of five modes; each applies to
+every session after the first, and a trial in any mode but ``reset`` has a ``handoff_<k>`` stage
+before each such session, which records exactly what crosses:
+
+- ``reset``: no history: the neutral prompt and the disk (SpecSnap's original protocol).
+- ``trace:<budget>``: the prompt carries the earlier sessions' normalised event streams rendered
+  as text, kept from the end up to ``budget`` ``o200k_base`` tokens.
+- ``summary``: the prompt carries a summary of the previous session's transcript, written by the
+  same agent's model through the proxy with a fixed, versioned prompt (``conf/continuation/``);
+  its tokens are the trial's handoff cost.
+- ``resume``: the harness resumes its own killed conversation by its id; the harness state that
+  needs (and nothing else) is carried from one private HOME to the next.
+- ``compact``: as ``resume``, with the harness's own compaction forced before it continues.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from sdcs_bench.core.errors import SpecSnapError
+
+MODES = ("reset", "trace", "summary", "resume", "compact")
+RESET = "reset"
+# What a mode carries from one session to the next: text added to the prompt, or harness state.
+PROMPT_MODES = ("trace", "summary")
+STATE_MODES = ("resume", "compact")
+_TRACE = re.compile(r"^trace:([1-9][0-9]{0,7})$")
+CHOICES = "reset, trace:<budget> (o200k tokens, e.g. trace:4000), summary, resume, compact"
+
+
+@dataclass(frozen=True)
+class Continuation:
+    mode: str = RESET
+    budget: int | None = None  # trace only: o200k tokens of the rendered trace kept
+
+    @classmethod
+    def parse(cls, text: str | None) -> Continuation:
+        text = RESET if text in (None, "") else str(text).strip()
+        m = _TRACE.match(text)
+        if m:
+            return cls("trace", int(m.group(1)))
+        if text in MODES and text != "trace":
+            return cls(text)
+        raise SpecSnapError(f"unknown continuation {text!r}; valid choices: {CHOICES}")
+
+    @classmethod
+    def from_trial(cls, block: dict | None) -> Continuation:
+        """The trial file's ``continuation`` block (absent: ``reset``)."""
+        return cls.parse(block.get("name")) if block else cls()
+
+    def __str__(self) -> str:
+        return f"trace:{self.budget}" if self.mode == "trace" else self.mode
+
+    @property
+    def is_reset(self) -> bool:
+        return self.mode == RESET
+
+    @property
+    def id_part(self) -> str:
+        """The suffix a trial's id takes (none for ``reset``: today's trial ids stay as they are)."""
+        return "" if self.is_reset else str(self).replace(":", "-")
+
+    @property
+    def carries_state(self) -> bool:
+        return self.mode in STATE_MODES
+
+    @property
+    def carries_text(self) -> bool:
+        return self.mode in PROMPT_MODES
+
+
+def handoff_stage(index: int) -> str:
+    """The stage before session ``index`` (>= 2) that hands the work over."""
+    return f"handoff_{index}"
+
+
+# The block a session's prompt gets in the trace and summary modes (after the neutral prompt).
+CONTEXT_HEADINGS = {
+    "trace": "## What the earlier sessions did (their tool calls, oldest first; cut from the start to fit)",
+    "summary": "## A summary of the previous session",
+}
+
+
+def prompt_with_context(prompt: str, mode: str, text: str) -> str:
+    """The session's prompt with what the handoff carries (unchanged when it carries no text)."""
+    if mode not in CONTEXT_HEADINGS or not text.strip():
+        return prompt
+    return f"{prompt.rstrip()}\n\n{CONTEXT_HEADINGS[mode]}\n\n{text.strip()}\n"

@@ -1,0 +1,25 @@
+# Before every session after the first, in a continuation mode but reset (docs/protocol.md#continuation-modes):
+# what crosses to session k (a trace, a summary, the harness's own state), recorded.
+rule handoff:
+    input:
+        *REPO_INPUTS,
+        unpack(handoff_inputs),
+        trial=TRIAL_FILE,
+    output:
+        **TRIAL.outputs("handoff_{k}"),
+    log:
+        TRIAL.log("handoff_{k}"),
+    benchmark:
+        TRIAL.benchmark("handoff_{k}")
+    conda:
+        "../envs/specsnap.yaml"
+    resources:
+        **API_RESOURCES,
+    params:
+        from_dir=declared(lambda wildcards, input: os.path.dirname(input.snapshot)),
+        stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),
+        sessions=declared(lambda wildcards, input: " ".join(f"--session-stage {os.path.dirname(p)}"
+                                                            for p in input.sessions)),
+    shell:
+        "specsnap --log {log} handoff --trial {input.trial} --session {wildcards.k} --from {params.from_dir} "
+        "--stage-dir {params.stage_dir} {params.sessions}"
