@@ -119,5 +119,11 @@ class Harness(ABC):
         needs, read after the session; exactly these cross to the next session's HOME."""
         return []
 
+    def compaction(self, ctx: SessionContext) -> dict[str, Any] | None:
+        """The harness's own compaction in this session, from its own records (the ``compact``
+        continuation): ``trigger``, ``tokens_before``, ``tokens_after`` and the ``summary`` it wrote;
+        None when its records show none."""
+        return None
+
     def native_dir(self, ctx: SessionContext) -> Path:
         return ctx.stage_dir / "native" / self.name

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.tokens import TokenUsage
-from sdcs_bench.agents.base import SessionContext
+from sdcs_bench.agents.base import Invocation, SessionContext
 from sdcs_bench.agents.helpers import copy_records, proxy_env_flag
 from sdcs_bench.agents.real import RealHarness
 
@@ -37,6 +37,7 @@ class ClaudeCodeHarness(RealHarness):
     context_via = "AGENTS.md read natively (project instructions)"
     exact_stop = True
     repo_memory_globs = ("CLAUDE.md", "CLAUDE.local.md", "*/CLAUDE.md", ".claude/*", ".mcp.json")
+    unsupported_continuations = {}  # resume (--session-id, then --resume) and compact (/compact), checked on the pin
 
     def config_dir(self, ctx: SessionContext) -> Path:
         return ctx.home / ".claude"
@@ -58,10 +59,20 @@ class ClaudeCodeHarness(RealHarness):
     def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
         config = self.config_dir(ctx)
         config.mkdir(parents=True, exist_ok=True)
-        argv = [str(self.binary()), "-p", ctx.session.prompt, "--output-format", "json",
-                "--dangerously-skip-permissions", "--settings", json.dumps(self.settings(ctx))]
+        if self.compacting(ctx):
+            # The compact continuation: the resumed conversation gets ``/compact`` as its first user
+            # message, then the session's prompt; headless, a slash command is only read from a
+            # stream-json input (checked on the pinned version: its compaction request reaches the
+            # proxy and the next request carries the summary, not the history).
+            argv = [str(self.binary()), "-p", "--input-format", "stream-json", "--output-format", "stream-json",
+                    "--verbose"]
+        else:
+            argv = [str(self.binary()), "-p", ctx.session.prompt, "--output-format", "json"]
+        argv += ["--dangerously-skip-permissions", "--settings", json.dumps(self.settings(ctx))]
         if self.cfg.get("model"):
             argv += ["--model", str(self.cfg["model"])]
+        if ctx.conversation:  # resume, compact: a conversation of a fixed id, resumed after the first session
+            argv += ["--resume" if ctx.resuming else "--session-id", ctx.conversation]
         argv += [str(a) for a in self.options.get("extra_args") or []]
         env = {
             **proxy_env_flag(),
@@ -76,6 +87,48 @@ class ClaudeCodeHarness(RealHarness):
             "DISABLE_ERROR_REPORTING": "1",
         }
         return argv, env
+
+    @staticmethod
+    def compacting(ctx: SessionContext) -> bool:
+        return ctx.resuming and (ctx.continuation or {}).get("mode") == "compact"
+
+    def invocation(self, ctx: SessionContext) -> Invocation:
+        inv = super().invocation(ctx)
+        if self.compacting(ctx):
+            turns = ("/compact", ctx.session.prompt)
+            inv.stdin = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": t}}) + "\n"
+                                for t in turns).encode()
+        return inv
+
+    def carried_state(self, ctx: SessionContext) -> list[str]:
+        """The conversation's transcript, ``projects/<the sandbox's path>/<id>.jsonl`` under its config
+        directory: all ``--resume`` reads (checked on the pinned version)."""
+        from sdcs_bench.core import safefs
+
+        if not ctx.conversation:
+            return []
+        found = sorted(rel for rel, st in safefs.walk(ctx.home, rel=".claude/projects")
+                       if rel.rsplit("/", 1)[-1] == f"{ctx.conversation}.jsonl")
+        return [f".claude/projects/{rel}" for rel in found]
+
+    def compaction(self, ctx: SessionContext) -> dict[str, Any] | None:
+        """Its stream's ``compact_boundary`` event (trigger, tokens before and after) and the summary
+        message its transcript marks ``isCompactSummary``."""
+        from sdcs_bench.agents.helpers import json_lines
+
+        boundary = next((d for d in json_lines(ctx.stage_dir / "transcript.jsonl")
+                         if d.get("type") == "system" and d.get("subtype") == "compact_boundary"), None)
+        if boundary is None:
+            return None
+        meta = boundary.get("compact_metadata") or boundary.get("compactMetadata") or {}
+        summary = None
+        for path in sorted(self.native_dir(ctx).glob("**/*.jsonl")):
+            for d in json_lines(path):
+                if d.get("isCompactSummary"):
+                    content = (d.get("message") or {}).get("content")
+                    summary = content if isinstance(content, str) else json.dumps(content)
+        return {"by": "harness", "trigger": meta.get("trigger"), "tokens_before": meta.get("pre_tokens"),
+                "tokens_after": meta.get("post_tokens"), "summary": (summary or "")[:20_000] or None}
 
     def keep_records(self, ctx: SessionContext) -> list[str]:
         """The session transcript(s) under ``CLAUDE_CONFIG_DIR/projects`` (sub-agents' included)."""

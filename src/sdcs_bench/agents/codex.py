@@ -48,6 +48,11 @@ def _toml_str(value: str) -> str:
 class CodexHarness(RealHarness):
     name = "codex"
     pin = "codex"
+    unsupported_continuations = {
+        "resume": "`codex exec resume` is not yet checked against the pinned version with the replay server",
+        "compact": "its auto-compaction is reported never to fire under `codex exec` (openai/codex#16033), and a "
+                   "manual compaction exists only in its app-server",
+    }
     context_via = "AGENTS.md read natively (Codex project doc)"
     exact_stop = False
     repo_memory_globs = (".codex/*",)

@@ -36,6 +36,10 @@ CONTEXT_FILES = ["GEMINI.md", "AGENTS.md"]
 class GeminiCliHarness(RealHarness):
     name = "gemini_cli"
     pin = "gemini_cli"
+    unsupported_continuations = {
+        "resume": "`gemini --resume` is not yet checked against the pinned version with the replay server",
+        "compact": "its /compress is interactive only (google-gemini/gemini-cli#10150)",
+    }
     context_via = "settings context.fileName = [GEMINI.md, AGENTS.md]"
     exact_stop = True
     repo_memory_globs = ("GEMINI.md", "*/GEMINI.md", ".gemini/*", ".geminiignore")

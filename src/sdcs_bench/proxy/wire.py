@@ -417,7 +417,8 @@ def parse_usage(protocol: str, body: bytes, content_type: str) -> TokenUsage | N
 def error_body(protocol: str | None, status: int, message: str) -> dict[str, Any]:
     """An error in the shape each client library expects, so harnesses report it cleanly."""
     if protocol == ANTHROPIC:
-        kind = {403: "permission_error", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+        kind = {400: "invalid_request_error", 403: "permission_error", 429: "rate_limit_error",
+                529: "overloaded_error"}.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
     if protocol == GEMINI:
         state = {403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(status, "INTERNAL")

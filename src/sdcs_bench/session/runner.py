@@ -80,6 +80,8 @@ def run_session(
         record = _run(ctx, harness, backend, timeout_s, script, keep_meter)
         if continuation is not None:
             record["continuation"] = {**continuation, "carried_in": placed}
+            if continuation.get("mode") == "compact" and continuation.get("resume"):
+                record["continuation"]["compaction"] = harness.compaction(ctx)  # (None: its records show none)
         if carry_out is not None:
             record.setdefault("continuation", {})["carried_out"] = pack_state(home, harness.carried_state(ctx),
                                                                                 carry_out)
