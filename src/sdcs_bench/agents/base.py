@@ -42,6 +42,12 @@ class SessionContext:
     def resuming(self) -> bool:
         return bool((self.continuation or {}).get("resume"))
 
+    @property
+    def resume_id(self) -> str | None:
+        """The id the harness itself gave the conversation it resumes (recorded by the session that
+        left it; the ``conversation`` for a harness started under that id)."""
+        return (self.continuation or {}).get("session_id") or self.conversation
+
 
 @dataclass
 class Invocation:
@@ -118,6 +124,11 @@ class Harness(ABC):
         """The files under ``ctx.home`` (relative to it) that resuming this session's conversation
         needs, read after the session; exactly these cross to the next session's HOME."""
         return []
+
+    def session_id(self, ctx: SessionContext) -> str | None:
+        """After a session: the id its harness gave the conversation, which ``resume`` names (the
+        ``conversation`` for a harness started under that id)."""
+        return ctx.conversation
 
     def compaction(self, ctx: SessionContext) -> dict[str, Any] | None:
         """The harness's own compaction in this session, from its own records (the ``compact``

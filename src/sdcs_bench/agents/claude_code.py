@@ -72,7 +72,7 @@ class ClaudeCodeHarness(RealHarness):
         if self.cfg.get("model"):
             argv += ["--model", str(self.cfg["model"])]
         if ctx.conversation:  # resume, compact: a conversation of a fixed id, resumed after the first session
-            argv += ["--resume" if ctx.resuming else "--session-id", ctx.conversation]
+            argv += ["--resume", ctx.resume_id] if ctx.resuming else ["--session-id", ctx.conversation]
         argv += [str(a) for a in self.options.get("extra_args") or []]
         env = {
             **proxy_env_flag(),

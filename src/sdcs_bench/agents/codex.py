@@ -49,7 +49,6 @@ class CodexHarness(RealHarness):
     name = "codex"
     pin = "codex"
     unsupported_continuations = {
-        "resume": "`codex exec resume` is not yet checked against the pinned version with the replay server",
         "compact": "its auto-compaction is reported never to fire under `codex exec` (openai/codex#16033), and a "
                    "manual compaction exists only in its app-server",
     }
@@ -94,11 +93,44 @@ class CodexHarness(RealHarness):
         write_file(home / "config.toml", self.config_toml(ctx))
         argv = [
             str(self.binary()), "exec", "--json", "--dangerously-bypass-approvals-and-sandbox",
-            "--skip-git-repo-check", "-C", str(ctx.workdir), ctx.session.prompt,
+            "--skip-git-repo-check", "-C", str(ctx.workdir),
+            # the resume continuation: the conversation its rollout (carried to this HOME) records
+            *(["resume", str(ctx.resume_id)] if ctx.resuming else []), ctx.session.prompt,
         ]
         env = {**proxy_env_flag(), "CODEX_HOME": str(home), KEY_VAR: ctx.api_key or ""}
         return argv, env
 
+
+    def _rollouts(self, ctx: SessionContext) -> list[tuple[str, str | None]]:
+        """Each rollout file under ``$CODEX_HOME/sessions`` (relative to the HOME, reached without a
+        link) with the conversation id its first line records."""
+        from sdcs_bench.core import safefs
+
+        out = []
+        for rel, st in sorted(safefs.walk(ctx.home, rel=".codex/sessions")):
+            name = rel.rsplit("/", 1)[-1]
+            if not (name.startswith("rollout-") and name.endswith(".jsonl")):
+                continue
+            path = f".codex/sessions/{rel}"
+            try:
+                head = (safefs.read_file(ctx.home, path, limit=64 << 20) or b"").split(b"\n", 1)[0]
+                meta = json.loads(head)
+            except (OSError, ValueError):
+                meta = {}
+            payload = meta.get("payload") if isinstance(meta, dict) else None
+            out.append((path, str(payload.get("id")) if isinstance(payload, dict) and payload.get("id") else None))
+        return out
+
+    def session_id(self, ctx: SessionContext) -> str | None:
+        """The id of the conversation this session ran: the one it resumed, else its first rollout's."""
+        if ctx.resuming:
+            return ctx.resume_id
+        return next((sid for _, sid in self._rollouts(ctx) if sid), None)
+
+    def carried_state(self, ctx: SessionContext) -> list[str]:
+        """The rollout that records the conversation (``codex exec resume`` reads it back)."""
+        sid = self.session_id(ctx)
+        return [path for path, found in self._rollouts(ctx) if sid and found == sid]
 
     def keep_records(self, ctx: SessionContext) -> list[str]:
         """The rollout file of every thread (the session and its sub-agents) under ``$CODEX_HOME/sessions``."""

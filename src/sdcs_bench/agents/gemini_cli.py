@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,6 @@ class GeminiCliHarness(RealHarness):
     name = "gemini_cli"
     pin = "gemini_cli"
     unsupported_continuations = {
-        "resume": "`gemini --resume` is not yet checked against the pinned version with the replay server",
         "compact": "its /compress is interactive only (google-gemini/gemini-cli#10150)",
     }
     context_via = "settings context.fileName = [GEMINI.md, AGENTS.md]"
@@ -68,6 +68,8 @@ class GeminiCliHarness(RealHarness):
         argv = [str(self.binary()), "-p", ctx.session.prompt, "-o", "json", "--yolo", "--skip-trust"]
         if self.cfg.get("model"):
             argv += ["-m", str(self.cfg["model"])]
+        if ctx.conversation:  # resume: a conversation of a fixed id, resumed after the first session
+            argv += ["--resume", str(ctx.resume_id)] if ctx.resuming else ["--session-id", ctx.conversation]
         argv += [str(a) for a in self.options.get("extra_args") or []]
         env = {
             **proxy_env_flag(),
@@ -79,6 +81,17 @@ class GeminiCliHarness(RealHarness):
         }
         return argv, env
 
+
+    def carried_state(self, ctx: SessionContext) -> list[str]:
+        """Its chat files (``.gemini/tmp/<project>/chats/``, reached without a link) and the file that
+        maps the project to them: what ``--resume`` reads."""
+        from sdcs_bench.core import safefs
+
+        if not ctx.conversation:
+            return []
+        found = [f".gemini/tmp/{rel}" for rel, st in sorted(safefs.walk(ctx.home, rel=".gemini/tmp"))
+                 if "/chats/" in f"/{rel}" and stat.S_ISREG(st.st_mode)]
+        return found + [p for p in (".gemini/projects.json",) if (ctx.home / p).is_file()]
 
     def keep_records(self, ctx: SessionContext) -> list[str]:
         """The chat files (``.gemini/tmp/<project>/chats/``): every message and tool call of the session."""

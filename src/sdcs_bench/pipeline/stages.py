@@ -183,7 +183,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             backend=make_backend(trial.backend, trial.sandbox_options),
             timeout_s=trial.session.timeout_s,
             keep_meter=bool(trial.raw.get("keep_meter")),
-            continuation=trial.session_continuation(index),
+            continuation=_continuation(trial, index, handed),
             carry_in=carry_in,
             carry_out=stage_dir / CARRY if trial.continuation.carries_state else None,
         )
@@ -235,7 +235,16 @@ def _handed_over(trial: TrialSpec, index: int, prev_stage: Path) -> dict[str, An
                             f"predecessor must be {handoff_stage(index)}, not {record.get('stage')!r}; rerun `specsnap plan`")
     context = (Path(prev_stage) / CONTEXT).read_text() if trial.continuation.carries_text else ""
     return {"stage": record["stage"], "context": context,
-            "context_tokens": (record.get("handoff") or {}).get("context_tokens", 0)}
+            "context_tokens": (record.get("handoff") or {}).get("context_tokens", 0),
+            "session_id": (record.get("handoff") or {}).get("session_id")}
+
+
+def _continuation(trial: TrialSpec, index: int, handed: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What session ``index`` is told of the continuation, with the id its harness resumes."""
+    cont = trial.session_continuation(index)
+    if cont is not None and handed is not None and handed.get("session_id"):
+        cont["session_id"] = handed["session_id"]
+    return cont
 
 
 def _carried(prev_stage: Path, key: str) -> list[str]:
@@ -329,7 +338,9 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
         elif cont.mode == "compact":
             record["compaction"] = {"by": "harness", "in": f"session_{index}"}  # forced there: its own stream says
         carried = write_state(files, stage_dir / CARRY)
-        record["session_id"] = trial.conversation
+        # the id its harness gave the conversation (the next session resumes it by this id)
+        record["session_id"] = ((prev_record.get("session") or {}).get("continuation") or {}).get(
+            "carried_out", {}).get("session_id")
     if not cont.carries_state:
         write_state({}, stage_dir / CARRY)
     record["carried"] = carried

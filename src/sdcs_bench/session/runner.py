@@ -83,8 +83,8 @@ def run_session(
             if continuation.get("mode") == "compact" and continuation.get("resume"):
                 record["continuation"]["compaction"] = harness.compaction(ctx)  # (None: its records show none)
         if carry_out is not None:
-            record.setdefault("continuation", {})["carried_out"] = pack_state(home, harness.carried_state(ctx),
-                                                                                carry_out)
+            record.setdefault("continuation", {})["carried_out"] = {
+                "session_id": harness.session_id(ctx), **pack_state(home, harness.carried_state(ctx), carry_out)}
     finally:
         shutil.rmtree(home, ignore_errors=True)
     record["leftover_processes_killed"] = leftovers
