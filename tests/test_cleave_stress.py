@@ -50,25 +50,46 @@ def _session(workload_id: str, rule: str | None):
     return replace(spec, cleave=CleaveRule.parse(rule)) if rule else spec
 
 
-def _run_many(tmp_path: Path, cases: list[tuple[str, str, str | None]], n: int, backend_name: str = "bwrap") -> list:
-    """Run ``n`` first sessions, cycling through (agent, workload, cleave rule) cases, each in a fresh
-    copy of a scaffolded sandbox; return one line per session whose guarantee did not hold."""
+def _carried_conversation(tmp_path: Path, wid: str, mode: str) -> Path:
+    """A reference policy's conversation as an earlier session left it (the sprint's prompt), carried
+    as the handoff stage carries it: whole for ``resume``, compacted for ``compact``."""
+    import json
+
+    from sdcs_bench.agents.continuation import compact_state
+    from sdcs_bench.session.carry import write_state
+
+    data = json.dumps({"id": "stress", "turns": [load_workload(wid).schedule[0].prompt]}).encode()
+    if mode == "compact":
+        data, _ = compact_state(load_workload(wid), data)
+    dest = tmp_path / f"carry-{wid}-{mode}.tar.gz"
+    write_state({".specsnap-policy/stress.json": data}, dest)
+    return dest
+
+
+def _run_many(tmp_path: Path, cases: list[tuple], n: int, backend_name: str = "bwrap") -> list:
+    """Run ``n`` sessions, cycling through (agent, workload, cleave rule[, continuation mode]) cases,
+    each in a fresh copy of a scaffolded sandbox: a first session, or with a mode (resume, compact)
+    a continuation that resumes a carried conversation under the rule; return one line per session
+    whose guarantee did not hold."""
     backend = make_backend(backend_name)
     arm = Arm.from_config(config.entity("arm", "AGENTS_MD_Only"))
     pristine = {wid: _pristine(tmp_path, wid, "AGENTS_MD_Only") for wid in {c[1] for c in cases}}
     failures, outcomes = [], Counter()
+    carries = {(c[1], c[3]): _carried_conversation(tmp_path, c[1], c[3]) for c in cases if len(c) > 3}
     for i in range(n):
-        agent, wid, rule = cases[i % len(cases)]
+        agent, wid, rule, *mode = cases[i % len(cases)]
         work = tmp_path / "work" / f"{i:04d}" / "sandbox"
         shutil.copytree(pristine[wid], work, symlinks=True)
         start = subprocess.run(["git", "rev-parse", "HEAD"], cwd=work, capture_output=True, text=True).stdout.strip()
+        resumed = {"index": 2, "continuation": {"mode": mode[0], "conversation": "stress", "resume": True},
+                   "carry_in": carries[wid, mode[0]]} if mode else {"index": 1}
         record = run_session(
-            trial_id=f"stress-{i}", index=1, session=_session(wid, rule), workload=load_workload(wid), arm=arm,
+            trial_id=f"stress-{i}", session=_session(wid, rule), workload=load_workload(wid), arm=arm,
             agent_cfg=agent_cfg(agent), workdir=work, stage_dir=work.parent / "stage", backend=backend,
-            timeout_s=120,
+            timeout_s=120, **resumed,
         )
         cleave = record["cleave"]
-        outcomes[(agent, wid, rule, record["status"])] += 1
+        outcomes[(agent, wid, rule, *mode, record["status"])] += 1
         landed = subprocess.run(["git", "rev-list", f"{start}..HEAD"], cwd=work, capture_output=True,
                                 text=True).stdout.split()
         problems = []
@@ -124,4 +145,15 @@ def test_the_command_adapter_never_commits_a_cleaved_edit_under_load(tmp_path, l
     # Under after_turns:1 the cut fires as the first reply is answered: its commit must never land.
     failures = _run_many(tmp_path, [("replay_command", "tier_2", None), ("replay_command", "tier_2", "after_turns:1")],
                          TOTAL // 4)
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.stress
+@pytest.mark.slow
+def test_resumed_and_compacted_sessions_never_commit_a_cleaved_edit_under_load(tmp_path, loaded_machine):
+    # A continuation that resumes the policy's own conversation (whole, or compacted to summary lines)
+    # and is cut at its first .py edit: the resumed policy edits and commits in one action, as in S1.
+    cases = [("ref_verbatim_notes", "tier_2", None, "resume"), ("ref_verbatim_notes", "tier_2", None, "compact"),
+             ("ref_amnesiac", "tier_2", None, "resume"), ("ref_amnesiac", "tier_2", None, "compact")]
+    failures = _run_many(tmp_path, cases, TOTAL // 4)
     assert not failures, "\n".join(failures)

@@ -345,6 +345,8 @@ def check_agent_ready(agent_cfg: dict[str, Any]) -> dict[str, Any]:
             raise SpecSnapError(f"agent {agent_cfg['name']!r} runs in replay mode but names no replay_script")
         data = config.read_yaml(project_root() / rel)
         ReplayScript.from_data(data, Path(rel))  # validated now, not mid-session
+        if isinstance(data.get("sessions"), dict):  # (keys as the trial file's JSON holds them: 1, handoff_2)
+            data = {**data, "sessions": {str(k): v for k, v in data["sessions"].items()}}
         agent_cfg = {**agent_cfg, "replay_script_data": data}
     else:
         api_key(agent_cfg)

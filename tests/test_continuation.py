@@ -1,0 +1,275 @@
+"""Continuation modes (docs/protocol.md#continuation-modes): how every session after a cut continues
+(reset, a trace, a summary, the harness's own resume, its own compaction), what crosses from one
+session to the next and nothing else, and the plan refusing a mode an agent cannot do."""
+
+from __future__ import annotations
+
+import json
+import os
+import tarfile
+import uuid
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sdcs_bench.coherence.trace import SessionTrace, keep_from_end, render_trace
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.tokens import count_tokens
+from sdcs_bench.session.carry import pack_state, read_state, unpack_state
+from sdcs_bench.trial.continuation import Continuation
+
+
+# -- the axis ---------------------------------------------------------------------------------------
+def test_a_continuation_is_parsed_and_a_bad_one_names_the_valid_choices():
+    assert Continuation.parse("trace:4000") == Continuation("trace", 4000)
+    assert str(Continuation.parse("trace:4000")) == "trace:4000" and Continuation.parse(None).is_reset
+    assert Continuation.parse("reset").id_part == "" and Continuation.parse("trace:50").id_part == "trace-50"
+    for bad in ("trace", "trace:0", "trace:-3", "summarise", "resume:1"):
+        with pytest.raises(SpecSnapError, match=r"unknown continuation .*valid choices: reset, trace:<budget>"):
+            Continuation.parse(bad)
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["continuation=[trace]"], "unknown continuation 'trace'; valid choices: reset, trace:<budget>"),
+    (["agent=[replay_aider]", "continuation=[resume]"],
+     "continuation resume is refused for agent 'replay_aider' (harness aider): no headless resume"),
+    (["agent=[replay_codex]", "continuation=[compact]"],
+     "continuation compact is refused for agent 'replay_codex' (harness codex): its auto-compaction is reported never "
+     "to fire under `codex exec` (openai/codex#16033)"),
+    (["agent=[ref_oracle]", "successor=[replay_claude_code]", "continuation=[resume]"],
+     "cannot: hand off with trace:<budget> or summary"),
+])
+def test_a_mode_an_agent_cannot_do_is_refused_at_plan_time_in_one_line(tmp_path, overrides, message):
+    from sdcs_bench.pipeline.plan import make_plan
+
+    with pytest.raises(SpecSnapError) as info:
+        make_plan("smoke", overrides, results=tmp_path / "results")
+    assert message in str(info.value) and "\n" not in str(info.value)
+    assert not (tmp_path / "results").exists()  # nothing planned
+
+
+def test_reset_keeps_today_s_trial_ids_and_stages_and_other_modes_add_a_handoff_before_each_later_session(tmp_path):
+    from sdcs_bench.pipeline.plan import make_plan
+
+    plan = make_plan("continuity", ["workload=[tier_3]", "arm=[Vanilla]", "agent=[ref_amnesiac]"],
+                     results=tmp_path / "results")
+    by_mode = {t.get("continuation", {}).get("name", "reset"): t for t in plan.trials}
+    assert by_mode["reset"]["trial_id"] == "tier_3__Vanilla__ref_amnesiac__none__s0"
+    assert "continuation" not in by_mode["reset"] and not any(s.startswith("handoff") for s in by_mode["reset"]["stages"])
+    sessions = [s for s in by_mode["reset"]["stages"] if s.startswith("session_")]
+    for name, trial in by_mode.items():
+        if name == "reset":
+            continue
+        assert trial["trial_id"] == f"tier_3__Vanilla__ref_amnesiac__none__s0__{name.replace(':', '-')}"
+        stages = trial["stages"]
+        assert [s for s in stages if s.startswith("handoff_")] == [f"handoff_{k}" for k in range(2, len(sessions) + 1)]
+        assert all(stages[stages.index(f"handoff_{k}") + 1] == f"session_{k}" for k in range(2, len(sessions) + 1))
+    assert by_mode["summary"]["continuation"]["summary_prompt"]["version"].startswith("specsnap-summary/")
+
+
+# -- the trace ----------------------------------------------------------------------------------------
+def _events(*lines: tuple[str, dict]) -> list[dict]:
+    return [{"type": kind, "payload": payload} for kind, payload in lines]
+
+
+def test_a_trace_renders_each_event_without_times_and_keeps_the_end_within_its_budget():
+    s1 = SessionTrace(1, "cleaved", _events(("file_read", {"path": "State.md"}),
+                                            ("fact_extracted", {"fact": "R-1", "text": "Add  top_accounts(n)\nwith ties."}),
+                                            ("edit_intent", {"path": "ledger/a.py"})))
+    s2 = SessionTrace(2, "ok", _events(("test_feedback", {"command": "pytest -q", "result": "fail",
+                                                          "diagnostics": "x" * 5000 + " 1 failed"})), "All done.")
+    text, record = render_trace([s1, s2], 10_000)
+    assert text.splitlines() == ["### Session 1 (cleaved)", "read State.md", "learnt R-1: Add top_accounts(n) with ties.",
+                                 "edit ledger/a.py", "### Session 2 (ok)",
+                                 "test pytest -q -> fail | " + "x" * 291 + " 1 failed", "said: All done."]
+    assert record == {"lines": 7, "kept": 7, "cut": 0, "tokens": sum(count_tokens(line + "\n") for line in text.splitlines())}
+    small, cut = render_trace([s1, s2], 12)
+    kept = small.splitlines()
+    assert kept[0] == f"[{cut['cut']} earlier line(s) cut to fit 12 tokens]" and kept[-1] == "said: All done."
+    assert cut["tokens"] <= 12 and cut["kept"] + cut["cut"] == 7
+    assert keep_from_end(["a", "b"], 0) == ([], {"lines": 2, "kept": 0, "cut": 2, "tokens": 0})
+
+
+# -- what crosses: the carried state ------------------------------------------------------------------
+def test_only_the_files_the_harness_names_cross_and_a_planted_link_or_fifo_never_does(tmp_path):
+    """Attack: the agent's HOME is its own; it replaces the conversation file by a link to a host file
+    (hoping the host archives that file for the next session), plants a FIFO where another named file
+    should be, and leaves other files beside them. Only the regular, named file crosses."""
+    home = tmp_path / "home"
+    (home / ".claude" / "projects" / "p").mkdir(parents=True)
+    secret = tmp_path / "host-secret.txt"
+    secret.write_text("HOST SECRET\n")
+    (home / ".claude" / "projects" / "p" / "conv.jsonl").write_text('{"ok": 1}\n')
+    os.symlink(secret, home / ".claude" / "projects" / "p" / "linked.jsonl")
+    os.mkfifo(home / ".claude" / "projects" / "p" / "fifo.jsonl")
+    (home / ".claude" / "other.json").write_text("{}")
+    dest = tmp_path / "carry.tar.gz"
+    record = pack_state(home, [".claude/projects/p/conv.jsonl", ".claude/projects/p/linked.jsonl",
+                               ".claude/projects/p/fifo.jsonl", "../outside", "/etc/passwd", ".claude/*"], dest)
+    assert [f["path"] for f in record["files"]] == [".claude/projects/p/conv.jsonl"]
+    assert {m["path"] for m in record["not_carried"]} == {".claude/projects/p/linked.jsonl", ".claude/projects/p/fifo.jsonl",
+                                                          "../outside", "/etc/passwd", ".claude/*"}
+    with tarfile.open(dest) as tar:
+        assert tar.getnames() == [".claude/projects/p/conv.jsonl"]
+    assert b"HOST SECRET" not in b"".join(read_state(dest).values())
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert unpack_state(dest, fresh) == [".claude/projects/p/conv.jsonl"]
+    assert sorted(p.relative_to(fresh).as_posix() for p in fresh.rglob("*") if p.is_file()) == [
+        ".claude/projects/p/conv.jsonl"]
+
+
+# -- the pipeline on the reference policies -----------------------------------------------------------
+NET_BY_MODE = {"reset": 1, "trace:1000": 7, "summary": 3, "resume": 8, "compact": 3}
+
+
+@pytest.fixture(scope="module")
+def continuity(tmp_path_factory):
+    from test_pipeline import run_grid
+
+    work = tmp_path_factory.mktemp("continuity")
+    return run_grid(work, "continuity", "continuity-t2", workload=["tier_2"], arm=["State_MD_Only"],
+                    agent=["ref_amnesiac"])
+
+
+def test_every_mode_lands_on_its_closed_form_on_the_reference_policies(continuity):
+    board, run = continuity
+    assert board["matches_expected"].all(), board.to_string()
+    assert dict(zip(board["continuation"], board["net"])) == NET_BY_MODE
+    cards = pd.read_csv(run / "scorecards.csv")
+    assert cards["valid"].all() and cards["resume_matches_expected"].all()
+    summary = cards.set_index("continuation").loc["summary"]
+    assert summary["handoff_calls"] == 1 and summary["handoff_tokens"] > 0  # the summariser's meter, separately
+    assert pd.isna(cards.set_index("continuation").loc["reset", "handoff_calls"])
+    md = (run / "leaderboard.md").read_text()
+    assert "## Continuation modes" in md and "| continuation |" in md
+    assert (run / "plots" / "continuation_modes.png").is_file()
+    assert "continuation_modes" in (run / "report" / "index.html").read_text()
+
+
+def test_each_handoff_records_exactly_what_crossed(continuity):
+    _, run = continuity
+    trial = "tier_2__State_MD_Only__ref_amnesiac__none__s0"
+    handoff = {mode: run / "trials" / f"{trial}__{mode.replace(':', '-')}" / "handoff_2"
+               for mode in NET_BY_MODE if mode != "reset"}
+    trace = (handoff["trace:1000"] / "context.md").read_text()
+    lines = trace.splitlines()
+    assert lines[0].endswith("earlier line(s) cut to fit 1000 tokens]")  # cut from the start...
+    assert lines[-1] == "edit ledger/balances.py" and "learnt R-LED-1:" not in trace  # ...the end kept
+    assert sum(count_tokens(line + "\n") for line in lines[1:]) <= 1000
+    assert (handoff["summary"] / "context.md").read_text().startswith("- R-LED-1: ")
+    for mode in ("resume", "compact"):
+        record = json.loads((handoff[mode] / "stage.json").read_text())["handoff"]
+        assert [f["path"] for f in record["carried"]["files"]] == [f".specsnap-policy/{record['session_id']}.json"]
+        turns = json.loads(next(iter(read_state(handoff[mode] / "carry.tar.gz").values())))["turns"]
+        assert ("Sprint" in turns[0]) == (mode == "resume")  # compacted: summary lines only
+        assert (handoff[mode] / "context.md").read_text() == ""
+    assert json.loads((handoff["compact"] / "stage.json").read_text())["handoff"]["compaction"]["tokens_after"] < \
+        json.loads((handoff["compact"] / "stage.json").read_text())["handoff"]["compaction"]["tokens_before"]
+    reset = run / "trials" / trial
+    assert not any(p.name.startswith("handoff") for p in reset.iterdir())
+    session2 = json.loads((reset / "session_2" / "stage.json").read_text())["session"]
+    assert "continuation" not in session2 and "handoff" not in session2  # reset: the session as it always was
+
+
+# -- real harnesses on the replay server --------------------------------------------------------------
+def _pair(tmp_path: Path, cfg: dict, mode: str, monkeypatch):
+    """S1 (cut at its probe) and S2 continuing it by ``mode``, with every request body kept."""
+    from harness_support import scaffold_tier2
+
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.session.runner import run_session
+    from sdcs_bench.trial import config
+    from sdcs_bench.trial.arms import Arm
+    from sdcs_bench.trial.schedule import effective_schedule
+    from sdcs_bench.trial.workload import load_workload
+
+    monkeypatch.setenv("SPECSNAP_PROXY_DUMP", str(tmp_path / "dump"))
+    workdir = scaffold_tier2(tmp_path / "work" / "sandbox")
+    workload = load_workload("tier_2")
+    schedule = effective_schedule(workload, config.entity("variant", "none"))
+    arm = Arm.from_config(config.entity("arm", "AGENTS_MD_Only"))
+    conv = str(uuid.uuid4())
+    common = dict(trial_id="t", workload=workload, arm=arm, agent_cfg=cfg, workdir=workdir, backend=make_backend("bwrap"),
+                  timeout_s=240)
+    s1 = run_session(index=1, session=schedule[0], stage_dir=tmp_path / "s1", carry_out=tmp_path / "s1.tar.gz",
+                     continuation={"mode": mode, "conversation": conv, "resume": False}, **common)
+    sid = s1["continuation"]["carried_out"]["session_id"]
+    s2 = run_session(index=2, session=schedule[1], stage_dir=tmp_path / "s2", carry_in=tmp_path / "s1.tar.gz",
+                     continuation={"mode": mode, "conversation": conv, "resume": True, "session_id": sid}, **common)
+    bodies = [json.loads(p.read_text())["body"] for p in sorted((tmp_path / "dump" / "session_2").glob("*.json"))]
+    return s1, s2, bodies
+
+
+def _text(body: dict) -> str:
+    return json.dumps(body)
+
+
+@pytest.mark.parametrize("agent", ["replay_claude_code", "replay_codex", "replay_gemini_cli"])
+def test_a_real_harness_resumes_its_own_killed_conversation(tmp_path, monkeypatch, agent):
+    from harness_support import agent_cfg
+
+    from sdcs_bench.proxy import read_ledger
+
+    s1, s2, bodies = _pair(tmp_path, agent_cfg(agent), "resume", monkeypatch)
+    assert s1["status"] == "cleaved" and s2["status"] == "ok", (s1["status"], s2["status"])
+    carried = s1["continuation"]["carried_out"]
+    assert carried["files"] and not carried["not_carried"] and s2["continuation"]["carried_in"] == sorted(
+        f["path"] for f in carried["files"])
+    first = _text(bodies[0])
+    # the continuing session's first request carries the earlier conversation: S1's sprint prompt and
+    # its cut tool call, then the neutral continuation prompt
+    assert "Sprint 14" in first and "specsnap_probe.py" in first and "Continue from the current workspace" in first
+    # the killed process made no call after the cleave (S1's proxy answered one reply; anything else
+    # it was asked after the cut it refused)
+    rows = read_ledger(tmp_path / "s1" / "ledger.jsonl")
+    answered = [r for r in rows if r.get("kind") == "generate" and not r.get("refused")]
+    assert len(answered) == 1 and all(r.get("refused") for r in rows if r["at"] > s1["cleave"]["wall_time"])
+    assert s2["leak_check"]["ok"] and s2["cleave"].get("integrity", {"ok": True})["ok"]
+
+
+def test_claude_code_compacts_the_resumed_conversation_before_the_continuation_prompt(tmp_path, monkeypatch):
+    from harness_support import agent_cfg
+
+    from sdcs_bench.proxy import read_ledger
+
+    s1, s2, bodies = _pair(tmp_path, agent_cfg("replay_claude_code_continue"), "compact", monkeypatch)
+    assert s1["status"] == "cleaved" and s2["status"] == "ok"
+    compacting, continuing = _text(bodies[0]), _text(bodies[1])
+    assert "Your task is to create a detailed summary" in compacting and "Sprint 14" in compacting
+    # the continuing request carries the summary the harness produced, not the history
+    assert "SPECSNAP-COMPACTED" in continuing and "Sprint 14" not in continuing
+    assert "Continue from the current workspace" in continuing
+    rows = [r for r in read_ledger(tmp_path / "s2" / "ledger.jsonl") if r.get("kind") == "generate"]
+    assert rows[0]["replay_entry"] == 1 and rows[0]["usage"]["output"] == 350  # the compaction call, ledgered
+    compaction = s2["continuation"]["compaction"]
+    assert compaction["by"] == "harness" and compaction["trigger"] == "manual"
+    assert compaction["tokens_before"] > compaction["tokens_after"] > 0 and "SPECSNAP-COMPACTED" in compaction["summary"]
+
+
+def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tmp_path):
+    """Claude Code on the replay server under every mode, through Snakemake: the trace and the summary
+    are in S2's prompt, the summary's model call is the trial's handoff cost, every trial is valid."""
+    from test_pipeline import run_grid
+
+    board, run = run_grid(tmp_path, "continuity", "continuity-cc", workload=["tier_2"], arm=["AGENTS_MD_Only"],
+                          agent=["replay_claude_code_continue"],
+                          continuation=["reset", "trace:4000", "summary", "resume", "compact"])
+    cards = pd.read_csv(run / "scorecards.csv").set_index("continuation")
+    assert cards["valid"].all() and (cards["agent_kind"] == "replay (scripted, no model)").all()
+    trial = "tier_2__AGENTS_MD_Only__replay_claude_code_continue__none__s0"
+
+    def first_prompt(mode: str) -> str:
+        """S2's own transcript (Claude Code's record of its conversation, its prompt first)."""
+        return "\n".join(p.read_text() for p in sorted((run / "trials" / f"{trial}__{mode}" / "session_2" / "native")
+                                                       .rglob("*.jsonl")))
+
+    assert "What the earlier sessions did" in first_prompt("trace-4000")
+    assert "edit ledger/specsnap_probe.py" in first_prompt("trace-4000")
+    assert "SPECSNAP-SUMMARY" in first_prompt("summary")
+    assert cards.loc["summary", "handoff_calls"] == 1 and cards.loc["summary", "handoff_tokens"] == 940
+    card = json.loads((run / "trials" / f"{trial}__compact" / "score" / "scorecard.json").read_text())
+    assert card["handoff"]["mode"] == "compact"
+    session2 = json.loads((run / "trials" / f"{trial}__compact" / "session_2" / "stage.json").read_text())["session"]
+    assert session2["continuation"]["compaction"]["trigger"] == "manual"
