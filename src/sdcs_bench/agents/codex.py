@@ -45,6 +45,10 @@ def _toml_str(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
+ROLLOUTS_READ = 64  # rollout files a resume looks through for its conversation's id
+ROLLOUT_HEAD = 1 << 20  # the bytes of a rollout read for its first line (its session_meta)
+
+
 class CodexHarness(RealHarness):
     name = "codex"
     pin = "codex"
@@ -107,15 +111,15 @@ class CodexHarness(RealHarness):
         from sdcs_bench.core import safefs
 
         out = []
-        for rel, st in sorted(safefs.walk(ctx.home, rel=".codex/sessions")):
-            name = rel.rsplit("/", 1)[-1]
-            if not (name.startswith("rollout-") and name.endswith(".jsonl")):
-                continue
+        found = [rel for rel, st in sorted(safefs.walk(ctx.home, rel=".codex/sessions"))
+                 if rel.rsplit("/", 1)[-1].startswith("rollout-") and rel.endswith(".jsonl")]
+        for rel in found[:ROLLOUTS_READ]:  # (the HOME is the agent's: a bounded number, a bounded head each)
             path = f".codex/sessions/{rel}"
+            with safefs.open_regular(ctx.home, path) as fh:
+                head = fh.read(ROLLOUT_HEAD).split(b"\n", 1)[0] if fh is not None else b""
             try:
-                head = (safefs.read_file(ctx.home, path, limit=64 << 20) or b"").split(b"\n", 1)[0]
                 meta = json.loads(head)
-            except (OSError, ValueError):
+            except ValueError:
                 meta = {}
             payload = meta.get("payload") if isinstance(meta, dict) else None
             out.append((path, str(payload.get("id")) if isinstance(payload, dict) and payload.get("id") else None))

@@ -266,7 +266,9 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
-        "/".join(str(row[k]) for k in GROUP if k != "agent_kind"): {k: row[k] for k in ("raw", "net", "tes", "tokens")}
+        # (a reset row keeps the key it had before continuation modes: workload/arm/agent/variant)
+        "/".join(str(row[k]) for k in GROUP if k != "agent_kind" and not (k == "continuation" and row[k] == "reset")):
+            {k: row[k] for k in ("raw", "net", "tes", "tokens")}
         for row in rows
     }
     payload = {"study": name, "run": Path(study_dir).name, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE,

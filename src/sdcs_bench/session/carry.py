@@ -22,6 +22,7 @@ from sdcs_bench.core.archive import safe_extract
 from sdcs_bench.core.fsutil import atomic_path
 
 MAX_FILE = 32 << 20  # a harness's session file larger than this does not cross
+MAX_TOTAL = 64 << 20  # nor a file that would take the whole state past this
 MAX_FILES = 64
 
 
@@ -50,6 +51,9 @@ def pack_state(home: Path, wanted: list[str], dest: Path) -> dict[str, Any]:
                 continue
             if data is None:  # a link (anywhere on its path), a FIFO, a directory: never followed or read
                 missing.append({"path": rel, "why": "absent, or not a regular file reached without a link"})
+                continue
+            if sum(f["bytes"] for f in crossed) + len(data) > MAX_TOTAL:
+                missing.append({"path": rel, "why": f"the carried state would pass {MAX_TOTAL} bytes"})
                 continue
             info = tarfile.TarInfo(rel)
             info.size, info.mode, info.mtime = len(data), 0o600, 0
