@@ -273,3 +273,29 @@ def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tm
     assert card["handoff"]["mode"] == "compact"
     session2 = json.loads((run / "trials" / f"{trial}__compact" / "session_2" / "stage.json").read_text())["session"]
     assert session2["continuation"]["compaction"]["trigger"] == "manual"
+
+
+def test_a_carried_state_holding_hidden_content_fails_the_leak_check_before_the_harness_starts(tmp_path):
+    """Attack (or a bug upstream): the state carried into the next HOME holds the workload's canary
+    (the mark of its hidden tests). The leak check scans what was carried, as it scans the sandbox,
+    and the session never starts."""
+    from harness_support import agent_cfg, scaffold_tier2
+
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.sandbox.base import SandboxLeak
+    from sdcs_bench.session.carry import write_state
+    from sdcs_bench.session.runner import run_session
+    from sdcs_bench.trial import config
+    from sdcs_bench.trial.arms import Arm
+    from sdcs_bench.trial.workload import load_workload
+
+    workload = load_workload("tier_2")
+    carry = tmp_path / "carry.tar.gz"
+    write_state({".specsnap-policy/c.json": json.dumps({"id": "c", "turns": [workload.canary]}).encode()}, carry)
+    workdir = scaffold_tier2(tmp_path / "work" / "sandbox")
+    with pytest.raises(SandboxLeak, match="carried HOME file .specsnap-policy/c.json"):
+        run_session(trial_id="t", index=2, session=workload.schedule[1], workload=workload,
+                    arm=Arm.from_config(config.entity("arm", "AGENTS_MD_Only")), agent_cfg=agent_cfg("ref_oracle"),
+                    workdir=workdir, stage_dir=tmp_path / "s2", backend=make_backend("bwrap"), timeout_s=60,
+                    continuation={"mode": "resume", "conversation": "c", "resume": True}, carry_in=carry)
+    assert not (tmp_path / "s2" / "transcript.jsonl").exists()  # the policy never ran

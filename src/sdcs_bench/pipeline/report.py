@@ -282,9 +282,14 @@ def _by_hand_page(env, card: dict[str, Any], study: str) -> str:
 def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame, plots: list[str]) -> str:
     script = _asset("report.js")
     trials_by_group: dict[tuple, list[str]] = {}
+    if "continuation" not in cards:  # (scorecards written before continuation modes: all reset)
+        cards = cards.assign(continuation="reset")
     for card in cards.itertuples(index=False):
-        trials_by_group.setdefault((card.workload, card.arm, card.agent, card.variant), []).append(card.trial)
-    rows = [{**row, "trials_list": trials_by_group.get((row["workload"], row["arm"], row["agent"], row["variant"]), [])}
+        trials_by_group.setdefault((card.workload, card.arm, card.agent, card.variant, card.continuation),
+                                   []).append(card.trial)
+    rows = [{**row, "continuation": row.get("continuation") or "reset",
+             "trials_list": trials_by_group.get((row["workload"], row["arm"], row["agent"], row["variant"],
+                                                 row.get("continuation") or "reset"), [])}
             for row in board["rows"]]
     cards = cards.assign(source=[source_label(*r) for r in cards[["agent_kind", "model", "harness"]].itertuples(index=False)])
     tables = lb.published()["tables"]
@@ -305,7 +310,7 @@ def write_report(study_dir: Path, progress: Any = None) -> Path:
     if board is None:
         raise FileNotFoundError(f"{study_dir}: no leaderboard.json; run the aggregate first")
     cards = pd.read_csv(study.scorecards, keep_default_na=False, na_values=[""], dtype={
-        k: str for k in ("trial", "workload", "arm", "agent", "variant")})
+        k: str for k in ("trial", "workload", "arm", "agent", "variant", "continuation")})
     out = Path(study.report_dir)
     (out / "trials").mkdir(parents=True, exist_ok=True)
     for stale in ("plots", "trials"):  # what an earlier report wrote and this one would not

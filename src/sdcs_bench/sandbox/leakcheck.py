@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 from sdcs_bench.core import safefs
@@ -37,11 +38,19 @@ def _scan(root: Path, rel: str, canary: bytes) -> str | None:
     return digest.hexdigest()
 
 
-def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend) -> dict:
+def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend, carried: Iterable[str] = ()) -> dict:
+    """Nothing hidden in the sandbox (no file with the workload's canary, no copy of a hidden test or
+    gold file), nor in the files a continuation ``carried`` into the HOME (relative to it), and,
+    with an isolating backend, nothing hidden visible from inside."""
     problems: list[str] = []
     canary = workload.canary.encode()
     secrets = secret_file_hashes(workload)
     checked = 0
+    for rel in carried:
+        checked += 1
+        found = _scan(home, rel, canary)
+        if found == "canary" or found in secrets:
+            problems.append(f"the carried HOME file {rel} carries the workload's canary or a hidden test or gold file")
     for rel, st in safefs.walk(workdir, top_skip={".git"}):
         if not stat.S_ISREG(st.st_mode):
             continue  # a link is not followed (its target is not in the sandbox), a FIFO not read

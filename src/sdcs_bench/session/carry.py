@@ -36,31 +36,26 @@ def _clean(rel: str) -> str | None:
 def pack_state(home: Path, wanted: list[str], dest: Path) -> dict[str, Any]:
     """Write ``dest`` (a tar.gz, empty when nothing is wanted) with the files ``wanted`` (relative to
     ``home``); return the record of what crossed and what did not."""
-    crossed: list[dict[str, Any]] = []
-    missing: list[dict[str, str]] = []
-    with atomic_path(dest) as tmp, tarfile.open(tmp, "w:gz") as tar:
-        for raw in wanted[:MAX_FILES]:
-            rel = _clean(raw)
-            if rel is None:
-                missing.append({"path": str(raw)[:200], "why": "not a plain path inside the HOME"})
-                continue
-            try:
-                data = safefs.read_file(home, rel, limit=MAX_FILE)
-            except safefs.TooLarge:
-                missing.append({"path": rel, "why": f"larger than {MAX_FILE} bytes"})
-                continue
-            if data is None:  # a link (anywhere on its path), a FIFO, a directory: never followed or read
-                missing.append({"path": rel, "why": "absent, or not a regular file reached without a link"})
-                continue
-            if sum(f["bytes"] for f in crossed) + len(data) > MAX_TOTAL:
-                missing.append({"path": rel, "why": f"the carried state would pass {MAX_TOTAL} bytes"})
-                continue
-            info = tarfile.TarInfo(rel)
-            info.size, info.mode, info.mtime = len(data), 0o600, 0
-            tar.addfile(info, io.BytesIO(data))
-            crossed.append({"path": rel, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()})
-    return {"files": crossed, "not_carried": missing + [{"path": str(r)[:200], "why": "too many files"}
-                                                          for r in wanted[MAX_FILES:]]}
+    files: dict[str, bytes] = {}
+    missing: list[dict[str, str]] = [{"path": str(r)[:200], "why": "too many files"} for r in wanted[MAX_FILES:]]
+    for raw in wanted[:MAX_FILES]:
+        rel = _clean(raw)
+        if rel is None:
+            missing.append({"path": str(raw)[:200], "why": "not a plain path inside the HOME"})
+            continue
+        try:
+            data = safefs.read_file(home, rel, limit=MAX_FILE)
+        except safefs.TooLarge:
+            missing.append({"path": rel, "why": f"larger than {MAX_FILE} bytes"})
+            continue
+        if data is None:  # a link (anywhere on its path), a FIFO, a directory: never followed or read
+            missing.append({"path": rel, "why": "absent, or not a regular file reached without a link"})
+            continue
+        if sum(map(len, files.values())) + len(data) > MAX_TOTAL:
+            missing.append({"path": rel, "why": f"the carried state would pass {MAX_TOTAL} bytes"})
+            continue
+        files[rel] = data
+    return {**write_state(files, dest), "not_carried": missing}
 
 
 def unpack_state(archive: Path, home: Path) -> list[str]:

@@ -75,11 +75,13 @@ def run_session(
     home.mkdir(parents=True)
     try:
         placed = unpack_state(carry_in, home) if carry_in is not None else None
+        if continuation is not None:
+            continuation = {**continuation, "carried_in": placed}
         ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key,
                              continuation=continuation)
         record = _run(ctx, harness, backend, timeout_s, script, keep_meter)
         if continuation is not None:
-            record["continuation"] = {**continuation, "carried_in": placed}
+            record["continuation"] = dict(continuation)
             if continuation.get("mode") == "compact" and continuation.get("resume"):
                 record["continuation"]["compaction"] = harness.compaction(ctx)  # (None: its records show none)
         if carry_out is not None:
@@ -124,7 +126,9 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
 
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None,
          keep_meter: bool = False) -> dict[str, Any]:
-    leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend)
+    # (what a resume carried into the HOME is checked as the sandbox is: no hidden test, no canary)
+    leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend,
+                      carried=(ctx.continuation or {}).get("carried_in") or ())
     exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
     guard = _prepare_guard(ctx, backend, exempt)
     start_head = _head(ctx.workdir)
