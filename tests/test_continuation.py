@@ -39,6 +39,10 @@ def test_a_continuation_is_parsed_and_a_bad_one_names_the_valid_choices():
      "to fire under `codex exec` (openai/codex#16033)"),
     (["agent=[ref_oracle]", "successor=[replay_claude_code]", "continuation=[resume]"],
      "cannot: hand off with trace:<budget> or summary"),
+    (["agent=[replay_claude_code]", "continuation=[summary]"],
+     "continuation summary needs the model call of handoff_2, which the replay script of agent 'replay_claude_code'"),
+    (["agent=[ref_follow_code]", "workload=[standards]", "variant=[standard_none]", "continuation=[trace:100]"],
+     "continuation trace:100 is refused for reference policy 'ref_follow_code': it runs a whole trial"),
 ])
 def test_a_mode_an_agent_cannot_do_is_refused_at_plan_time_in_one_line(tmp_path, overrides, message):
     from sdcs_bench.pipeline.plan import make_plan

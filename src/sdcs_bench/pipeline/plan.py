@@ -265,9 +265,11 @@ def check_policy_fits(workload, agent_cfg: dict[str, Any]) -> None:
                             [*fact_agents, "ref_null"])
 
 
-def check_continuation(cont: Continuation, first: dict[str, Any], second: dict[str, Any] | None) -> None:
+def check_continuation(cont: Continuation, first: dict[str, Any], second: dict[str, Any] | None,
+                       n_sessions: int = 2) -> None:
     """A continuation mode every agent of the trial can do headless, before any work: one line
-    naming the harness and why it cannot (its adapter declares it), or the policy that cannot."""
+    naming the harness and why it cannot (its adapter declares it), or the policy that cannot; for
+    a summary by a replay agent, its script's entries for each handoff's model call."""
     from sdcs_bench.agents import make_harness
 
     for cfg in (first, second) if second is not None else (first,):
@@ -279,6 +281,14 @@ def check_continuation(cont: Continuation, first: dict[str, Any], second: dict[s
         if why:
             raise SpecSnapError(f"continuation {cont} is refused for agent {cfg['name']!r} (harness {cfg['harness']}): "
                                 f"{why}")
+    if cont.mode == "summary":
+        for k in range(2, n_sessions + 1):
+            who = second if second is not None and k > 2 else first  # (the agent of the session handed over)
+            sessions = (who.get("replay_script_data") or {}).get("sessions") or {}
+            if who.get("proxy") == "replay" and f"handoff_{k}" not in sessions and "*" not in sessions:
+                raise SpecSnapError(f"continuation summary needs the model call of handoff_{k}, which the replay script "
+                                    f"of agent {who['name']!r} ({who.get('replay_script')}) does not script: add "
+                                    f"entries under sessions: handoff_{k}")
     if cont.carries_state and second is not None and second["harness"] != first["harness"]:
         raise SpecSnapError(f"continuation {cont} resumes the first agent's own conversation, which "
                             f"{second['name']!r} (harness {second['harness']}) cannot: hand off with trace:<budget> "
@@ -402,7 +412,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     metered: set[tuple[str, str, str]] = set()
     sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
     planned: set[str] = set()
-    continued: dict[tuple[str, str, str], dict[str, Any]] = {}  # the continuation block, once per agent pair and mode
+    continued: dict[tuple[str, str, str, int], dict[str, Any]] = {}  # the continuation block, per agent pair, mode, sessions
     for wid, arm_name, agent_name, variant_name, seed, successor, cont_name in itertools.product(
             *(grid[a] for a in GRID_AXES)):
         if progress:
@@ -446,9 +456,9 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 [s.cleave for s in schedule],
             )
         schedule_cfg, stages, rules = schedules[wid, variant_name, str(cont)]
-        if not cont.is_reset and (agent_name, successor, str(cont)) not in continued:
-            check_continuation(cont, agent_cfg, second)
-            continued[agent_name, successor, str(cont)] = continuation_block(cont)
+        if not cont.is_reset and (agent_name, successor, str(cont), len(schedule_cfg)) not in continued:
+            check_continuation(cont, agent_cfg, second, len(schedule_cfg))
+            continued[agent_name, successor, str(cont), len(schedule_cfg)] = continuation_block(cont)
         for who in (agent_cfg, second) if second is not None else (agent_cfg,):
             if (who["name"], wid, variant_name) not in metered:
                 check_policy_meters(who, variant_cfg, rules)
@@ -475,7 +485,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 "arm": arm_cfgs[arm_name, wid],
                 "agent": agent_cfg,
                 **({"successor": second} if second is not None else {}),
-                **({"continuation": continued[agent_name, successor, str(cont)]} if not cont.is_reset else {}),
+                **({"continuation": continued[agent_name, successor, str(cont), len(schedule_cfg)]}
+                   if not cont.is_reset else {}),
                 "variant": variant_cfg,
                 "seed": seed,
                 "schedule": schedule_cfg,
