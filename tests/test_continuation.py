@@ -41,6 +41,9 @@ def test_a_continuation_is_parsed_and_a_bad_one_names_the_valid_choices():
      "cannot: hand off with trace:<budget> or summary"),
     (["agent=[replay_claude_code]", "continuation=[summary]"],
      "continuation summary needs the model call of handoff_2, which the replay script of agent 'replay_claude_code'"),
+    (["agent=[replay_claude_code_continue]", "workload=[motifs_s0]", "variant=[withhold_after_cleave_k2_stub]",
+      "continuation=[summary]"], "continuation summary is refused with variant 'withhold_after_cleave_k2_stub': it "
+                                 "withholds facts after the cut"),
     (["agent=[ref_follow_code]", "workload=[standards]", "variant=[standard_none]", "continuation=[trace:100]"],
      "continuation trace:100 is refused for reference policy 'ref_follow_code': it runs a whole trial"),
 ])

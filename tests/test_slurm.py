@@ -29,7 +29,7 @@ MARK = "# Written by specsnap cluster/slurm-local.sh"
 OVERRIDES = 'overrides=["agent=[ref_verbatim_notes]","arm=[Vanilla,State_MD_Only]","variant=[none]"]'
 RUN = "slurm_study"
 # The rules a trial's cluster job runs; everything else (aggregate, all) runs in the main process.
-CLUSTER_RULES = {"scaffold", "session", "inject", "score"}
+CLUSTER_RULES = {"scaffold", "session", "session_state", "inject", "handoff", "score"}
 
 
 def missing_infra() -> str | None:

@@ -133,6 +133,13 @@ wildcard_constraints:
     digest="|".join(map(re.escape, IMAGE_DIGESTS)) or "(?!)",
 
 
+# The trials whose sessions carry their harness's state (an id ending __resume or __compact) have
+# a session rule of their own (session_state); these patterns split the session stages between the
+# two. (Matched against the text before "/session_<k>/", hence the look-ahead up to the slash.)
+STATE_TRIAL = r"[A-Za-z0-9_.-]+__(?:resume|compact)"
+NO_STATE_TRIAL = r"(?![A-Za-z0-9_.-]*__(?:resume|compact)/)[A-Za-z0-9_.-]+"
+
+
 def declared(func):
     """``func`` with its parameters worked out once. Snakemake looks them up for every input, params
     and resource function of every job (twice for each call), through ``inspect.signature`` unless
@@ -233,6 +240,26 @@ def api_units(provider):
     return declared(units)
 
 
+def handoff_api_units(provider):
+    """Resource: 1 for a handoff whose summary calls ``provider``'s API (the summarised session's
+    agent: the successor's from handoff_3 on), else 0 (a trace, a resume: no call)."""
+
+    def units(wildcards):
+        row = cell(wildcards.trial)
+        if not wildcards.trial.endswith("__summary"):
+            return 0
+        api = row["successor_api"] if row.get("successor_api") and int(wildcards.k) - 1 >= 2 else row.get("api")
+        return int(api == provider)
+
+    return declared(units)
+
+
+HANDOFF_API_RESOURCES = ({f"api_{p}": handoff_api_units(p) for p in API_PROVIDERS}
+                         if any(row.get(col) not in (None, "", "none") for row in CELLS.values()
+                                for col in ("api", "successor_api")) and any(t.endswith("__summary") for t in CELLS)
+                         else {})
+
+
 # The api_<provider> resources of a session, in a plan where some session calls an API. Snakemake
 # evaluates every declared resource of every job, so a plan of reference policies declares none.
 API_RESOURCES = ({f"api_{p}": api_units(p) for p in API_PROVIDERS}
@@ -261,9 +288,14 @@ def stage_before(trial, here):
 
 @declared
 def previous_session_stage(wildcards):
-    """The stage before session k of this trial (scaffold, session k-1, or inject); for a cut at a
-    share of the uninterrupted run's tokens, that control's scorecard too."""
+    """The stage before session k of this trial (scaffold, session k-1, inject, or the handoff, with
+    what it hands over); for a cut at a share of the uninterrupted run's tokens, that control's
+    scorecard too."""
     inputs = stage_before(wildcards.trial, f"session_{wildcards.k}")
+    before = stages(wildcards.trial)[stages(wildcards.trial).index(f"session_{wildcards.k}") - 1]
+    if before.startswith("handoff_"):  # what the handoff hands this session: its prompt's text, its HOME's state
+        outputs = STUDY.trial(wildcards.trial).outputs(before)
+        inputs |= {"context": outputs["context"], "carry": outputs["carry"]}
     control = cell(wildcards.trial).get("baseline")
     if control:
         inputs["baseline"] = STUDY.trial(control).file("score", SCORECARD)
@@ -279,7 +311,8 @@ def handoff_inputs(wildcards):
     earlier = [f"session_{j}" for j in range(1, int(wildcards.k))]
     inputs["sessions"] = [layout.stage_json(s) for s in earlier]
     inputs["events"] = [layout.outputs(s)["events"] for s in earlier]
-    inputs["carry"] = layout.outputs(earlier[-1])["carry"]
+    if layout.carries_state:
+        inputs["carry"] = layout.outputs(earlier[-1])["carry"]
     return inputs
 
 

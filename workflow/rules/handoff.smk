@@ -14,7 +14,9 @@ rule handoff:
     conda:
         "../envs/specsnap.yaml"
     resources:
-        **API_RESOURCES,
+        # a summary's model call: one unit of its provider's API, for at most a session's time
+        **HANDOFF_API_RESOURCES,
+        runtime=runtime_min("session"),
     params:
         from_dir=declared(lambda wildcards, input: os.path.dirname(input.snapshot)),
         stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),

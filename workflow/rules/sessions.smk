@@ -1,11 +1,13 @@
 rule session:
+    wildcard_constraints:
+        trial=NO_STATE_TRIAL,
     input:
         *REPO_INPUTS,
         *IMAGE_INPUTS,
         unpack(previous_session_stage),
         trial=TRIAL_FILE,
     output:
-        **TRIAL.outputs("session_{k}"),
+        **TRIAL.outputs("session_{k}", carry=False),
     log:
         TRIAL.log("session_{k}"),
     benchmark:
@@ -22,3 +24,13 @@ rule session:
     shell:
         "specsnap --log {log} run-session --trial {input.trial} --session {wildcards.k} "
         "--from {params.from_dir} --stage-dir {params.stage_dir}"
+
+
+# A session of a trial whose continuation carries the harness's own state (resume, compact): the
+# same job, which also leaves that state (carry.tar.gz) for the next session. (A rule of its own, so
+# the sessions of every other trial declare what they always did.)
+use rule session as session_state with:
+    wildcard_constraints:
+        trial=STATE_TRIAL,
+    output:
+        **TRIAL.outputs("session_{k}", carry=True),

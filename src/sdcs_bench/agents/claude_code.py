@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from sdcs_bench.agents.helpers import copy_records, proxy_env_flag
 from sdcs_bench.agents.real import RealHarness
 
 EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
+LISTED = 10_000  # entries of its projects directory listed at most, looking for the conversation's file
 
 
 class ClaudeCodeHarness(RealHarness):
@@ -107,7 +109,7 @@ class ClaudeCodeHarness(RealHarness):
 
         if not ctx.conversation:
             return []
-        found = sorted(rel for rel, st in safefs.walk(ctx.home, rel=".claude/projects")
+        found = sorted(rel for rel, st in itertools.islice(safefs.walk(ctx.home, rel=".claude/projects"), LISTED)
                        if rel.rsplit("/", 1)[-1] == f"{ctx.conversation}.jsonl")
         return [f".claude/projects/{rel}" for rel in found]
 
@@ -121,14 +123,23 @@ class ClaudeCodeHarness(RealHarness):
         if boundary is None:
             return None
         meta = boundary.get("compact_metadata") or boundary.get("compactMetadata") or {}
-        summary = None
-        for path in sorted(self.native_dir(ctx).glob("**/*.jsonl")):
+        meta = meta if isinstance(meta, dict) else {}
+        # The summary: in this conversation's own transcript, the first compact summary after this
+        # session's compaction (the transcript carried in holds earlier sessions' lines too).
+        summary, after = None, False
+        for path in sorted(self.native_dir(ctx).glob(f"**/{ctx.conversation}.jsonl")):
             for d in json_lines(path):
-                if d.get("isCompactSummary"):
+                if d.get("type") == "system" and d.get("subtype") == "compact_boundary" and d.get("uuid") == boundary.get("uuid"):
+                    after = True
+                elif after and d.get("isCompactSummary") and summary is None:
                     content = (d.get("message") or {}).get("content")
                     summary = content if isinstance(content, str) else json.dumps(content)
-        return {"by": "harness", "trigger": meta.get("trigger"), "tokens_before": meta.get("pre_tokens"),
-                "tokens_after": meta.get("post_tokens"), "summary": (summary or "")[:20_000] or None}
+
+        def count(value: Any) -> int | None:
+            return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+        return {"by": "harness", "trigger": str(meta.get("trigger"))[:40], "tokens_before": count(meta.get("pre_tokens")),
+                "tokens_after": count(meta.get("post_tokens")), "summary": (summary or "")[:20_000] or None}
 
     def keep_records(self, ctx: SessionContext) -> list[str]:
         """The session transcript(s) under ``CLAUDE_CONFIG_DIR/projects`` (sub-agents' included)."""

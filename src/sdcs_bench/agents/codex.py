@@ -30,7 +30,9 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import uuid
 from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
@@ -45,8 +47,18 @@ def _toml_str(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
+LISTED = 10_000  # entries of $CODEX_HOME/sessions listed at most
 ROLLOUTS_READ = 64  # rollout files a resume looks through for its conversation's id
 ROLLOUT_HEAD = 1 << 20  # the bytes of a rollout read for its first line (its session_meta)
+
+
+def _uuid(value: object) -> str | None:
+    """A conversation id as a resume names it on the next command line: a UUID, else nothing (the
+    rollout is the agent's to write; a value that is not one never reaches an argument)."""
+    try:
+        return str(uuid.UUID(str(value))) if isinstance(value, str) and len(value) <= 64 else None
+    except ValueError:
+        return None
 
 
 class CodexHarness(RealHarness):
@@ -111,8 +123,8 @@ class CodexHarness(RealHarness):
         from sdcs_bench.core import safefs
 
         out = []
-        found = [rel for rel, st in sorted(safefs.walk(ctx.home, rel=".codex/sessions"))
-                 if rel.rsplit("/", 1)[-1].startswith("rollout-") and rel.endswith(".jsonl")]
+        listed = itertools.islice(safefs.walk(ctx.home, rel=".codex/sessions"), LISTED)
+        found = sorted(rel for rel, st in listed if rel.rsplit("/", 1)[-1].startswith("rollout-") and rel.endswith(".jsonl"))
         for rel in found[:ROLLOUTS_READ]:  # (the HOME is the agent's: a bounded number, a bounded head each)
             path = f".codex/sessions/{rel}"
             with safefs.open_regular(ctx.home, path) as fh:
@@ -122,7 +134,7 @@ class CodexHarness(RealHarness):
             except ValueError:
                 meta = {}
             payload = meta.get("payload") if isinstance(meta, dict) else None
-            out.append((path, str(payload.get("id")) if isinstance(payload, dict) and payload.get("id") else None))
+            out.append((path, _uuid(payload.get("id")) if isinstance(payload, dict) else None))
         return out
 
     def session_id(self, ctx: SessionContext) -> str | None:

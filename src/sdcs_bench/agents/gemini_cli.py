@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import stat
 from pathlib import Path
@@ -89,8 +90,9 @@ class GeminiCliHarness(RealHarness):
 
         if not ctx.conversation:
             return []
-        found = [f".gemini/tmp/{rel}" for rel, st in sorted(safefs.walk(ctx.home, rel=".gemini/tmp"))
-                 if "/chats/" in f"/{rel}" and stat.S_ISREG(st.st_mode)]
+        listed = itertools.islice(safefs.walk(ctx.home, rel=".gemini/tmp"), 10_000)  # (the HOME is the agent's)
+        found = sorted(f".gemini/tmp/{rel}" for rel, st in listed if "/chats/" in f"/{rel}" and stat.S_ISREG(st.st_mode)
+                       and ctx.conversation[:8] in rel.rsplit("/", 1)[-1])
         return found + [p for p in (".gemini/projects.json",) if (ctx.home / p).is_file()]
 
     def keep_records(self, ctx: SessionContext) -> list[str]:

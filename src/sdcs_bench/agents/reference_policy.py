@@ -368,7 +368,7 @@ class Agent:
                 learnt[rid] = {"mode": "prompt"}
             if skill.get("amendment") and (oracle or any(_norm(skill["amendment"]) in s for s in sources)):
                 amended.add(rid)
-        if self.params.get("knows_sprint") == "from_hints":
+        if self.params.get("knows_sprint") == "from_hints" and self.hints:  # (a workload without hints: none to look for)
             readable = [p for p in (Path("AGENTS.md"), notes) if p and p.is_file()]
             files += [p.as_posix() for p in readable if p.as_posix() not in files]
             context = [(_norm(p.read_text(errors="replace")), p) for p in readable]

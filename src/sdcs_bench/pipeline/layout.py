@@ -13,7 +13,8 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
       trials/<trial>/<stage>/stage.json, snapshot.tar.gz        every stage
         scaffold/manifest.json
         session_<k>/ledger.jsonl, transcript.jsonl, agent.stderr.log, cleave.diff,
-                     events.jsonl, residency.json, abstention.json (docs/coherence.md), carry.tar.gz
+                     events.jsonl, residency.json, abstention.json (docs/coherence.md),
+                     carry.tar.gz (the resume and compact modes only)
         handoff_<k>/ ledger.jsonl, carry.tar.gz, context.md (a continuation mode but reset: what crosses)
                      (and the harness's own records, native/; attempts/<n>/ after an infrastructure retry)
         inject/      (the injection record is in its stage.json)
@@ -31,6 +32,7 @@ from pathlib import Path
 from sdcs_bench.coherence.session import ABSTENTION, EVENTS, RESIDENCY
 from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
 from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
+from sdcs_bench.trial.continuation import STATE_MODES
 
 STAGE_FILE = "stage.json"
 SNAPSHOT = "snapshot.tar.gz"
@@ -42,6 +44,7 @@ CLEAVE_DIFF = "cleave.diff"
 SCORECARD = "scorecard.json"
 CARRY = "carry.tar.gz"  # the harness state a resume or compact continuation carries (empty otherwise)
 CONTEXT = "context.md"  # what a trace or summary continuation adds to the next session's prompt
+STATE_SUFFIXES = tuple(f"__{mode}" for mode in STATE_MODES)  # the trial ids whose sessions carry state
 LEADERBOARD_EXTS = ("csv", "md", "json")
 AGGREGATE_RECORD = "aggregate.json"
 STUDY_RULES = ("aggregate", "report")  # the rules that run once per study, not per trial
@@ -188,8 +191,15 @@ class TrialLayout:
     def file(self, stage: str, name: str) -> str:
         return f"{self.stage_dir(stage)}/{name}"
 
-    def outputs(self, stage: str) -> dict[str, str]:
-        """Every file the stage's rule declares as its output."""
+    @property
+    def carries_state(self) -> bool:
+        """A trial whose sessions leave their harness's state for the next (``resume``, ``compact``:
+        its id ends with the mode, trial/continuation.py): its session stages also declare ``carry``."""
+        return self.trial.endswith(STATE_SUFFIXES)
+
+    def outputs(self, stage: str, carry: bool | None = None) -> dict[str, str]:
+        """Every file the stage's rule declares as its output (``carry``: a session's carried state;
+        default: whether the trial carries state)."""
         out = {"stage": self.stage_json(stage)}
         if stage != "score":
             out["snapshot"] = self.snapshot(stage)
@@ -199,7 +209,9 @@ class TrialLayout:
             out |= {"ledger": self.file(stage, LEDGER), "transcript": self.file(stage, TRANSCRIPT),
                     "stderr": self.file(stage, AGENT_STDERR), "cleave_diff": self.file(stage, CLEAVE_DIFF),
                     "events": self.file(stage, EVENTS), "residency": self.file(stage, RESIDENCY),
-                    "abstention": self.file(stage, ABSTENTION), "carry": self.file(stage, CARRY)}
+                    "abstention": self.file(stage, ABSTENTION)}
+            if self.carries_state if carry is None else carry:
+                out["carry"] = self.file(stage, CARRY)
         elif stage.startswith("handoff_"):
             out |= {"ledger": self.file(stage, LEDGER), "carry": self.file(stage, CARRY),
                     "context": self.file(stage, CONTEXT)}

@@ -456,6 +456,16 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                 [s.cleave for s in schedule],
             )
         schedule_cfg, stages, rules = schedules[wid, variant_name, str(cont)]
+        if len(schedule_cfg) == 1 and not cont.is_reset:
+            # One session (the uninterrupted control): nothing continues, in any mode; it is the reset
+            # trial, planned once (and the control every mode's share cut is measured against).
+            cont = Continuation()
+            if trial_id(wid, arm_name, handoff_name(agent_name, successor), variant_name, seed) in planned:
+                continue
+        if not cont.is_reset and (variant_cfg.get("inject") or {}).get("withhold"):
+            raise SpecSnapError(f"continuation {cont} is refused with variant {variant_name!r}: it withholds facts after "
+                                "the cut, and a trace, a summary or a resumed conversation would carry them across; "
+                                "run it with continuation reset")
         if not cont.is_reset and (agent_name, successor, str(cont), len(schedule_cfg)) not in continued:
             check_continuation(cont, agent_cfg, second, len(schedule_cfg))
             continued[agent_name, successor, str(cont), len(schedule_cfg)] = continuation_block(cont)
@@ -474,7 +484,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         name = handoff_name(agent_name, successor)
         tid = trial_id(wid, arm_name, name, variant_name, seed, str(cont))
         planned.add(tid)
-        baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, name, CONTROL_VARIANT, seed, str(cont))}}
+        baseline = ({"token_baseline": {"trial": trial_id(wid, arm_name, name, CONTROL_VARIANT, seed)}}
                     if any(rule.needs_baseline for rule in rules) else {})
         trials.append(
             {

@@ -1,4 +1,4 @@
-"""Pipeline stages of one trial: scaffold -> session_k [-> inject] -> score (docs/architecture.md).
+"""Pipeline stages of one trial: scaffold -> session_k [-> inject] [-> handoff_k+1] -> score (docs/architecture.md).
 
 Each stage starts from its predecessor's snapshot alone and ends by writing, atomically, a
 snapshot of the sandbox and ``stage.json`` (written last: its presence means the stage is done).
@@ -168,6 +168,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
         session = dataclasses.replace(session, prompt=prompt_with_context(session.prompt, trial.continuation.mode,
                                                                           handed["context"]))
     carry_in = Path(prev_stage) / CARRY if handed is not None and trial.continuation.carries_state else None
+    continuation = _continuation(trial, index, handed)
     for attempt in range(retries + 1):
         restore_snapshot(prev_stage, trial.sandbox_dir)
         before = workspace_state(trial.sandbox_dir)
@@ -183,7 +184,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             backend=make_backend(trial.backend, trial.sandbox_options),
             timeout_s=trial.session.timeout_s,
             keep_meter=bool(trial.raw.get("keep_meter")),
-            continuation=_continuation(trial, index, handed),
+            continuation=continuation,
             carry_in=carry_in,
             carry_out=stage_dir / CARRY if trial.continuation.carries_state else None,
         )
@@ -203,8 +204,6 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     if handed is not None:
         record["handoff"] = {"mode": str(trial.continuation), "from": handed["stage"],
                              "context_tokens": handed.get("context_tokens", 0)}
-    if not trial.continuation.carries_state:
-        write_state({}, stage_dir / CARRY)  # (declared by every session stage: empty when nothing is carried)
     # Every declared output exists: an empty ledger (no model was called), an empty diff (no cleave).
     atomic_write(stage_dir / CLEAVE_DIFF, record["cleave"].get("diff", "") if record["cleave"].get("fired") else "")
     (stage_dir / LEDGER).touch()
@@ -220,8 +219,9 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
         record["resume"] = coherence.pop("resume")
     write_snapshot(trial.sandbox_dir, stage_dir)
     _clear_live(trial)
-    return _finish(stage_dir, f"session_{index}", trial, started, _predecessor(prev_stage), tokens=record["tokens"],
-                   session=record, coherence=coherence)
+    handed_files = [Path(prev_stage) / CONTEXT, Path(prev_stage) / CARRY] if handed is not None else []
+    return _finish(stage_dir, f"session_{index}", trial, started, [*_predecessor(prev_stage), *handed_files],
+                   tokens=record["tokens"], session=record, coherence=coherence)
 
 
 def _handed_over(trial: TrialSpec, index: int, prev_stage: Path) -> dict[str, Any] | None:
@@ -234,17 +234,21 @@ def _handed_over(trial: TrialSpec, index: int, prev_stage: Path) -> dict[str, An
         raise SpecSnapError(f"trial {trial.trial_id}: session {index} continues by {trial.continuation}, so its "
                             f"predecessor must be {handoff_stage(index)}, not {record.get('stage')!r}; rerun `specsnap plan`")
     context = (Path(prev_stage) / CONTEXT).read_text() if trial.continuation.carries_text else ""
-    return {"stage": record["stage"], "context": context,
-            "context_tokens": (record.get("handoff") or {}).get("context_tokens", 0),
-            "session_id": (record.get("handoff") or {}).get("session_id")}
+    handoff = record.get("handoff") or {}
+    return {"stage": record["stage"], "context": context, "context_tokens": handoff.get("context_tokens", 0),
+            "session_id": handoff.get("session_id"), "carried": bool((handoff.get("carried") or {}).get("files"))}
 
 
 def _continuation(trial: TrialSpec, index: int, handed: dict[str, Any] | None) -> dict[str, Any] | None:
-    """What session ``index`` is told of the continuation, with the id its harness resumes."""
+    """What session ``index`` is told of the continuation, with the id its harness resumes. When the
+    session before left no state (it crashed, or was stopped, before its harness saved any), there
+    is nothing to resume: the session starts a conversation of its own, and says why."""
     cont = trial.session_continuation(index)
-    if cont is not None and handed is not None and handed.get("session_id"):
-        cont["session_id"] = handed["session_id"]
-    return cont
+    if cont is None or handed is None or not trial.continuation.carries_state:
+        return cont
+    if not handed["carried"]:
+        return {**cont, "resume": False, "not_resumed": "the previous session left no state to resume"}
+    return {**cont, **({"session_id": handed["session_id"]} if handed.get("session_id") else {})}
 
 
 def _carried(prev_stage: Path, key: str) -> list[str]:
@@ -324,9 +328,11 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
         else:
             context, cost = model_summary(agent, system=prompt["system"], transcript=transcript, stage_dir=stage_dir,
                                           key=handoff_stage(index), timeout_s=trial.session.timeout_s)
-            if cost.get("infra_failure"):
-                raise SpecSnapError(f"trial {trial.trial_id} {handoff_stage(index)}: {cost['infra_failure']}; rerun to "
-                                    "resume")
+            if cost.get("infra_failure") or cost["status"] != 200 or not context.strip():
+                why = cost.get("infra_failure") or (f"the summary call answered {cost['status']}" if cost["status"] != 200
+                                                    else "the summary call answered no text")
+                raise SpecSnapError(f"trial {trial.trial_id} {handoff_stage(index)}: {why} (records in {stage_dir}); a "
+                                    "summary continuation never goes on without its summary; rerun to retry")
         record["summary"] = {**cost, "prompt_version": prompt["version"], "text_tokens": count_tokens(context)}
     else:  # resume, compact: the harness's own state, as the previous session left it
         files = read_state(previous / CARRY)
@@ -348,7 +354,7 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     atomic_write(stage_dir / CONTEXT, context)
     shutil.copyfile(Path(prev_stage) / SNAPSHOT, stage_dir / SNAPSHOT)
     inputs = [*_predecessor(prev_stage), *(p / STAGE_FILE for p in sessions), *(p / EVENTS for p in sessions),
-              previous / CARRY]
+              *([previous / CARRY] if cont.carries_state else [])]
     return _finish(stage_dir, handoff_stage(index), trial, started, inputs, handoff=record,
                    previous_status=(prev_record.get("session") or {}).get("status"),
                    coherence={k: _carried(prev_stage, k) for k in ("agent_written", "files_seen")})  # passed on

@@ -37,7 +37,8 @@ def pack_state(home: Path, wanted: list[str], dest: Path) -> dict[str, Any]:
     """Write ``dest`` (a tar.gz, empty when nothing is wanted) with the files ``wanted`` (relative to
     ``home``); return the record of what crossed and what did not."""
     files: dict[str, bytes] = {}
-    missing: list[dict[str, str]] = [{"path": str(r)[:200], "why": "too many files"} for r in wanted[MAX_FILES:]]
+    missing: list[dict[str, Any]] = ([{"path": f"({len(wanted) - MAX_FILES} more)", "why": f"more than {MAX_FILES} files"}]
+                                     if len(wanted) > MAX_FILES else [])
     for raw in wanted[:MAX_FILES]:
         rel = _clean(raw)
         if rel is None:

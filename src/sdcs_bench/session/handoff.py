@@ -66,7 +66,7 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
         data = agent_cfg.get("replay_script_data")
         script = (ReplayScript.from_data(data, Path(str(agent_cfg.get("replay_script"))))
                   if data is not None else None)
-        if script is None or key not in script.sessions:
+        if script is None or (key not in script.sessions and "*" not in script.sessions):
             raise SpecSnapError(f"agent {agent_cfg.get('name')!r}: its replay script has no entries {key!r} for the "
                                 "summary continuation's model call")
         proxy = ModelProxy(mode="replay", model=model or script.model, script=script.for_session(key, {}), ledger=ledger)
