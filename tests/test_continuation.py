@@ -132,7 +132,7 @@ NET_BY_MODE = {"reset": 1, "trace:1000": 7, "summary": 3, "resume": 8, "compact"
 
 
 @pytest.fixture(scope="module")
-def continuity(tmp_path_factory):
+def continuity(tmp_path_factory):  # (the tests that use it are marked pipeline)
     from test_pipeline import run_grid
 
     work = tmp_path_factory.mktemp("continuity")
@@ -140,6 +140,7 @@ def continuity(tmp_path_factory):
                     agent=["ref_amnesiac"])
 
 
+@pytest.mark.pipeline
 def test_every_mode_lands_on_its_closed_form_on_the_reference_policies(continuity):
     board, run = continuity
     assert board["matches_expected"].all(), board.to_string()
@@ -153,8 +154,11 @@ def test_every_mode_lands_on_its_closed_form_on_the_reference_policies(continuit
     assert "## Continuation modes" in md and "| continuation |" in md
     assert (run / "plots" / "continuation_modes.png").is_file()
     assert "continuation_modes" in (run / "report" / "index.html").read_text()
+    page = (run / "report" / "trials" / "tier_2__State_MD_Only__ref_amnesiac__none__s0__summary.html").read_text()
+    assert "Handoff before session 2: summary" in page and "- R-LED-1: " in page
 
 
+@pytest.mark.pipeline
 def test_each_handoff_records_exactly_what_crossed(continuity):
     _, run = continuity
     trial = "tier_2__State_MD_Only__ref_amnesiac__none__s0"
@@ -255,6 +259,7 @@ def test_claude_code_compacts_the_resumed_conversation_before_the_continuation_p
     assert compaction["tokens_before"] > compaction["tokens_after"] > 0 and "SPECSNAP-COMPACTED" in compaction["summary"]
 
 
+@pytest.mark.pipeline
 def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tmp_path):
     """Claude Code on the replay server under every mode, through Snakemake: the trace and the summary
     are in S2's prompt, the summary's model call is the trial's handoff cost, every trial is valid."""

@@ -233,6 +233,18 @@ def _sessions(study_dir: Path, trial: str, stages: list[str], notes: list[str]) 
     return out
 
 
+def _handoffs(study_dir: Path, trial: str, stages: list[str]) -> list[dict[str, Any]]:
+    """Each handoff of a continuation trial: its record and the text it put into the next prompt."""
+    layout = TrialLayout(str(study_dir), trial)
+    out = []
+    for stage in [s for s in stages if s.startswith("handoff_")]:
+        files = layout.outputs(stage)
+        record = _json_or_none(Path(files["stage"])) or {}
+        out.append({"stage": stage, "record": record if isinstance(record, dict) else {},
+                    "context": _read_clipped(Path(files["context"]), FILE_LIMIT), "raw": f"../../trials/{trial}/{stage}/"})
+    return out
+
+
 def _timeline(sessions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each session as a bar whose width is its share of the trial's wall time, the cleave marked."""
     total = sum(float(s["session"].get("wall_s") or 0) for s in sessions) or 1.0
@@ -261,7 +273,7 @@ def _trial_page(env, study_dir: Path, cell: dict[str, str], study: str) -> str:
     inject = Path(layout.stage_json("inject"))
     injection = json.loads(inject.read_text()) if "inject" in cell["stages"].split(",") and inject.is_file() else None
     return env.get_template("trial.html.j2").render(
-        injection=injection,
+        injection=injection, handoffs=_handoffs(study_dir, cell["trial"], cell["stages"].split(",")),
         study=study, card=card, cell=cell, arm=arm, notes=notes, sessions=sessions, timeline=_timeline(sessions),
         requirements=_requirements(card), source=source_label(card["agent_kind"], card.get("model"), card.get("harness")),
         csp=_csp(None), css=_asset("report.css"), limits={"file": FILE_LIMIT, "transcript": TRANSCRIPT_LIMIT},
