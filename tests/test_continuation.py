@@ -311,3 +311,21 @@ def test_a_carried_state_holding_hidden_content_fails_the_leak_check_before_the_
                     workdir=workdir, stage_dir=tmp_path / "s2", backend=make_backend("bwrap"), timeout_s=60,
                     continuation={"mode": "resume", "conversation": "c", "resume": True}, carry_in=carry)
     assert not (tmp_path / "s2" / "transcript.jsonl").exists()  # the policy never ran
+
+
+def test_a_session_whose_predecessor_left_no_state_starts_its_own_conversation(tmp_path):
+    """The session before a resume crashed or was stopped before its harness saved anything: there
+    is nothing to resume, so the session is not told to resume (a harness asked to resume a missing
+    conversation would fail before its first call, again on every retry), and its record says why."""
+    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.stages import _continuation
+    from sdcs_bench.trial.spec import TrialSpec
+
+    plan = make_plan("continuity", ["workload=[tier_2]", "arm=[Vanilla]", "agent=[ref_amnesiac]", "continuation=[resume]"],
+                     results=tmp_path / "results")
+    trial = TrialSpec.from_dict(plan.trials[0])
+    assert trial.session_continuation(1) == {"mode": "resume", "conversation": trial.conversation, "resume": False}
+    nothing = _continuation(trial, 2, {"carried": False, "session_id": None})
+    assert nothing["resume"] is False and nothing["not_resumed"].startswith("the previous session left no state")
+    resumed = _continuation(trial, 2, {"carried": True, "session_id": "0193-abc"})
+    assert resumed["resume"] is True and resumed["session_id"] == "0193-abc"
