@@ -19,18 +19,16 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import Invocation, SessionContext
-from sdcs_bench.agents.helpers import copy_records, proxy_env_flag
+from sdcs_bench.agents.helpers import copy_records, home_files, json_lines, proxy_env_flag
 from sdcs_bench.agents.real import RealHarness
 
 EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
-LISTED = 10_000  # entries of its projects directory listed at most, looking for the conversation's file
 
 
 class ClaudeCodeHarness(RealHarness):
@@ -105,19 +103,13 @@ class ClaudeCodeHarness(RealHarness):
     def carried_state(self, ctx: SessionContext) -> list[str]:
         """The conversation's transcript, ``projects/<the sandbox's path>/<id>.jsonl`` under its config
         directory: all ``--resume`` reads (checked on the pinned version)."""
-        from sdcs_bench.core import safefs
-
         if not ctx.conversation:
             return []
-        found = sorted(rel for rel, st in itertools.islice(safefs.walk(ctx.home, rel=".claude/projects"), LISTED)
-                       if rel.rsplit("/", 1)[-1] == f"{ctx.conversation}.jsonl")
-        return [f".claude/projects/{rel}" for rel in found]
+        return [rel for rel in home_files(ctx.home, ".claude/projects") if rel.rsplit("/", 1)[-1] == f"{ctx.conversation}.jsonl"]
 
     def compaction(self, ctx: SessionContext) -> dict[str, Any] | None:
         """Its stream's ``compact_boundary`` event (trigger, tokens before and after) and the summary
         message its transcript marks ``isCompactSummary``."""
-        from sdcs_bench.agents.helpers import json_lines
-
         boundary = next((d for d in json_lines(ctx.stage_dir / "transcript.jsonl")
                          if d.get("type") == "system" and d.get("subtype") == "compact_boundary"), None)
         if boundary is None:

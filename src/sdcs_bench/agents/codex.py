@@ -30,14 +30,13 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 import uuid
 from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import copy_records, json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.helpers import copy_records, home_files, json_lines, proxy_env_flag, write_file
 from sdcs_bench.agents.real import RealHarness
 
 KEY_VAR = "SPECSNAP_CODEX_API_KEY"  # the env var the provider's env_key names (the key lives only there)
@@ -47,7 +46,6 @@ def _toml_str(value: str) -> str:
     return json.dumps(value)  # a JSON string is a valid TOML basic string
 
 
-LISTED = 10_000  # entries of $CODEX_HOME/sessions listed at most
 ROLLOUTS_READ = 64  # rollout files a resume looks through for its conversation's id
 ROLLOUT_HEAD = 1 << 20  # the bytes of a rollout read for its first line (its session_meta)
 
@@ -123,10 +121,9 @@ class CodexHarness(RealHarness):
         from sdcs_bench.core import safefs
 
         out = []
-        listed = itertools.islice(safefs.walk(ctx.home, rel=".codex/sessions"), LISTED)
-        found = sorted(rel for rel, st in listed if rel.rsplit("/", 1)[-1].startswith("rollout-") and rel.endswith(".jsonl"))
-        for rel in found[:ROLLOUTS_READ]:  # (the HOME is the agent's: a bounded number, a bounded head each)
-            path = f".codex/sessions/{rel}"
+        found = [rel for rel in home_files(ctx.home, ".codex/sessions")
+                 if rel.rsplit("/", 1)[-1].startswith("rollout-") and rel.endswith(".jsonl")]
+        for path in found[:ROLLOUTS_READ]:  # (the HOME is the agent's: a bounded number, a bounded head each)
             with safefs.open_regular(ctx.home, path) as fh:
                 head = fh.read(ROLLOUT_HEAD).split(b"\n", 1)[0] if fh is not None else b""
             try:
@@ -137,16 +134,19 @@ class CodexHarness(RealHarness):
             out.append((path, _uuid(payload.get("id")) if isinstance(payload, dict) else None))
         return out
 
-    def session_id(self, ctx: SessionContext) -> str | None:
+    @staticmethod
+    def _conversation(ctx: SessionContext, rollouts: list[tuple[str, str | None]]) -> str | None:
         """The id of the conversation this session ran: the one it resumed, else its first rollout's."""
-        if ctx.resuming:
-            return ctx.resume_id
-        return next((sid for _, sid in self._rollouts(ctx) if sid), None)
+        return ctx.resume_id if ctx.resuming else next((sid for _, sid in rollouts if sid), None)
+
+    def session_id(self, ctx: SessionContext) -> str | None:
+        return self._conversation(ctx, [] if ctx.resuming else self._rollouts(ctx))
 
     def carried_state(self, ctx: SessionContext) -> list[str]:
         """The rollout that records the conversation (``codex exec resume`` reads it back)."""
-        sid = self.session_id(ctx)
-        return [path for path, found in self._rollouts(ctx) if sid and found == sid]
+        rollouts = self._rollouts(ctx)
+        sid = self._conversation(ctx, rollouts)
+        return [path for path, found in rollouts if sid and found == sid]
 
     def keep_records(self, ctx: SessionContext) -> list[str]:
         """The rollout file of every thread (the session and its sub-agents) under ``$CODEX_HOME/sessions``."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from sdcs_bench.agents.continuation import compact_turns, policy_summary, transcript_text
+from sdcs_bench.agents.continuation import compact_turns, policy_summary, summary_line, transcript_text
 from sdcs_bench.coherence.normalise import reference_stream
 from sdcs_bench.coherence.trace import SessionTrace, render_trace
 from sdcs_bench.core.tokens import meter_tokens
@@ -24,7 +24,7 @@ from sdcs_bench.trial.continuation import Continuation, prompt_with_context
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
-from sdcs_bench.trial.workload import CleaveRule, Requirement, Workload
+from sdcs_bench.trial.workload import CleaveRule, Workload
 
 
 def _norm(text: str) -> str:
@@ -425,7 +425,10 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
                        + [(d.file, False, d) for d in planted], key=lambda item: item[0])
         if items or logged_when_empty:  # (logged before it writes)
             paths = sorted({path for path, _, _ in items})
-            clock.act("revert", paths=paths) if not logged_when_empty else clock.act("diff_check", undone=paths)
+            if logged_when_empty:
+                clock.act("diff_check", undone=paths)
+            else:
+                clock.act("revert", paths=paths)
         done, cut = [], False
         for path, created, what in items:
             done.append((path, what))
@@ -455,16 +458,16 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
     for r in reqs:
         if oracle or any(_norm(r.text) in s for s in sources):
             known[r.id] = "full"
-        elif style != "none" and _summary_line(r) in world.notes:
+        elif style != "none" and summary_line(r) in world.notes:
             known[r.id] = "summary"
-        elif _norm(_summary_line(r)) in sources[0]:  # a summary or a compaction carried it
+        elif _norm(summary_line(r)) in sources[0]:  # a summary or a compaction carried it
             known[r.id] = "summary"
         if r.amendment and (oracle or any(_norm(r.amendment) in s for s in sources)):
             amended.add(r.id)
     for rid in hinted:  # read from the hint files on disk, which it never rewrites
         known.setdefault(rid, "full")
     files = [f for f in who.reads if f != "AGENTS.md"] + [f for f in who.reads if f == "AGENTS.md"]  # its order
-    texts = ({rid: by_id[rid].text if form == "full" else _summary_line(by_id[rid]) for rid, form in known.items()}
+    texts = ({rid: by_id[rid].text if form == "full" else summary_line(by_id[rid]) for rid, form in known.items()}
              if log_texts else None)
     clock.act("read", files=files, known=dict(known), **({"texts": texts} if texts is not None else {}))
     clock.read(*who.reads)
@@ -528,10 +531,6 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
     return False
 
 
-def _summary_line(r: Requirement) -> str:
-    return f"- {r.id}: {r.summary}"
-
-
 def _notes_after(notes: list[str], reqs, prompt: str, known: dict[str, str], amended: set[str],
                  style: str) -> tuple[list[str], list[str]]:
     """The notes after this session's note-taking, and the entries it writes (what its meter counts)."""
@@ -541,9 +540,9 @@ def _notes_after(notes: list[str], reqs, prompt: str, known: dict[str, str], ame
     written: list[str] = []
     if style == "compressed":
         for r in reqs:
-            if known.get(r.id) == "full" and _summary_line(r) not in notes:
-                notes.append(_summary_line(r))
-                written.append(_summary_line(r))
+            if known.get(r.id) == "full" and summary_line(r) not in notes:
+                notes.append(summary_line(r))
+                written.append(summary_line(r))
     elif style == "overwrite":
         norm_prompt = _norm(prompt)
         current = [r.text for r in reqs if _norm(r.text) in norm_prompt]

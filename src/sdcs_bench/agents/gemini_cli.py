@@ -20,15 +20,13 @@
 
 from __future__ import annotations
 
-import itertools
 import json
-import stat
 from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import SessionContext
-from sdcs_bench.agents.helpers import copy_records, json_lines, proxy_env_flag, write_file
+from sdcs_bench.agents.helpers import copy_records, home_files, json_lines, proxy_env_flag, write_file
 from sdcs_bench.agents.real import RealHarness
 
 EDIT_TOOLS = "write_file|replace"
@@ -86,13 +84,10 @@ class GeminiCliHarness(RealHarness):
     def carried_state(self, ctx: SessionContext) -> list[str]:
         """Its chat files (``.gemini/tmp/<project>/chats/``, reached without a link) and the file that
         maps the project to them: what ``--resume`` reads."""
-        from sdcs_bench.core import safefs
-
         if not ctx.conversation:
             return []
-        listed = itertools.islice(safefs.walk(ctx.home, rel=".gemini/tmp"), 10_000)  # (the HOME is the agent's)
-        found = sorted(f".gemini/tmp/{rel}" for rel, st in listed if "/chats/" in f"/{rel}" and stat.S_ISREG(st.st_mode)
-                       and ctx.conversation[:8] in rel.rsplit("/", 1)[-1])
+        found = [rel for rel in home_files(ctx.home, ".gemini/tmp")
+                 if "/chats/" in rel and ctx.conversation[:8] in rel.rsplit("/", 1)[-1]]
         return found + [p for p in (".gemini/projects.json",) if (ctx.home / p).is_file()]
 
     def keep_records(self, ctx: SessionContext) -> list[str]:

@@ -81,3 +81,19 @@ def copy_records(home: Path, root: str, pattern: str, dest: Path) -> list[Path]:
         if copy_record(src, target, home):
             kept.append(target)
     return kept
+
+
+HOME_LISTED = 10_000  # entries of a directory in the agent's HOME listed at most (it is the agent's to fill)
+
+
+def home_files(home: Path, root: str) -> list[str]:
+    """The regular files under ``home/root``, relative to ``home``, reached without following a link
+    (a planted link is never listed, nor what it points to), at most :data:`HOME_LISTED` entries
+    looked at: where an adapter finds the state a resume continuation carries."""
+    import itertools
+    import stat
+
+    from sdcs_bench.core import safefs
+
+    listed = itertools.islice(safefs.walk(home, rel=root), HOME_LISTED)
+    return sorted(f"{root}/{rel}" for rel, st in listed if stat.S_ISREG(st.st_mode))

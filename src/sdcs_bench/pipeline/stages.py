@@ -315,7 +315,7 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     agent = trial.agent_for(index - 1)  # whose session is handed over (a summary: its own model's)
     context, record = "", {"mode": str(cont), "context_tokens": 0}
     (stage_dir / LEDGER).write_text("")
-    carried: dict[str, Any] = {"files": [], "not_carried": []}
+    files: dict[str, bytes] = {}  # the harness state the next HOME gets (none but in resume, compact)
     if cont.mode == "trace":
         context, kept = render_trace([_session_trace(p) for p in sessions], int(cont.budget))
         record["trace"] = kept
@@ -343,13 +343,10 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             files = compacted
         elif cont.mode == "compact":
             record["compaction"] = {"by": "harness", "in": f"session_{index}"}  # forced there: its own stream says
-        carried = write_state(files, stage_dir / CARRY)
         # the id its harness gave the conversation (the next session resumes it by this id)
         record["session_id"] = ((prev_record.get("session") or {}).get("continuation") or {}).get(
             "carried_out", {}).get("session_id")
-    if not cont.carries_state:
-        write_state({}, stage_dir / CARRY)
-    record["carried"] = carried
+    record["carried"] = write_state(files, stage_dir / CARRY)
     record["context_tokens"] = count_tokens(context)
     atomic_write(stage_dir / CONTEXT, context)
     shutil.copyfile(Path(prev_stage) / SNAPSHOT, stage_dir / SNAPSHOT)
@@ -445,6 +442,8 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
     _begin(stage_dir)
     if session_records is None:
         session_records, injection_record = stage_inputs(trial, stage_dir)
+    if handoff_records is None:  # (every handoff of a continuation trial: none under reset)
+        handoff_records = _handoff_records(trial, stage_dir)
     stage_records = [json.loads(Path(p).read_text()) for p in session_records]
     records = [r["session"] for r in stage_records]
     sessions_abstention = [(r.get("coherence") or {}).get("abstention") for r in stage_records]
@@ -473,13 +472,9 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
             "resume": resume, "expected": expected}
     if not trial.continuation.is_reset:
-        card["handoff"] = handoff_report(trial, [json.loads(Path(p).read_text()) for p in
-                                                 (handoff_records if handoff_records is not None
-                                                  else _handoff_records(trial, stage_dir))])
+        card["handoff"] = handoff_report(trial, [json.loads(Path(p).read_text()) for p in handoff_records])
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))
     made_from = [*_predecessor(prev_stage), *map(Path, session_records),
-                 *([Path(injection_record)] if injection_record else []),
-                 *(map(Path, handoff_records or _handoff_records(trial, stage_dir)) if not trial.continuation.is_reset
-                   else [])]
+                 *([Path(injection_record)] if injection_record else []), *map(Path, handoff_records)]
     return _finish(stage_dir, "score", trial, started, made_from, net=card["net"], raw=card["raw"], valid=card["valid"],
                    tampered=card["tampered"])
