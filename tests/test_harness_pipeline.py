@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import yaml
 import pytest
-from conftest import specsnap
+from conftest import ROOT, specsnap
 from test_pipeline import snakemake
 
 from sdcs_bench.trial import config
@@ -28,7 +29,7 @@ def study(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("replay-run")
     result = snakemake(workdir, "--cores", "2", "--config", "study=smoke", "name=replay",
                        f"overrides=[\"agent=[{','.join(REPLAY_AGENTS)}]\",\"workload=[tier_2]\","
-                       "\"arm=[AGENTS_MD_Only]\",\"variant=[none]\"]")
+                       "\"arm=[AGENTS_MD_Only]\",\"variant=[none]\",\"seed=[0]\"]")
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-6000:]
     return workdir / "results" / "replay"
 
@@ -51,6 +52,40 @@ def test_two_session_trial_scored_with_proxy_tokens(study, agent):
         total += rec["tokens"]["total"]
     assert card["tokens"]["source"] == "proxy" and card["tokens"]["total"] == total > 0
     assert [s["tokens_source"] for s in card["diagnostics"]["sessions"]] == ["proxy", "proxy"]
+
+
+def test_replay_costs_are_the_ledgers_tokens_times_the_price_table(study):
+    """Every call's cost is its ledgered tokens times conf/prices.yaml's prices for its model; a
+    session's, a trial's and a row's are their sums; a model with no price is unknown, never 0."""
+    from sdcs_bench.core.prices import PriceTable
+
+    table = PriceTable.parse(yaml.safe_load((ROOT / "conf" / "prices.yaml").read_text()))
+    calls = pd.read_csv(study / "calls.csv")
+    priced = 0
+    for call in calls.itertuples():
+        price = table.find(call.model)
+        if price is None:
+            assert pd.isna(call.cost_usd), call  # tokens counted, cost unknown
+            continue
+        rates = price.rates  # (replay prompts are far below any long-context threshold)
+        want = (call.tokens_uncached_input * rates.uncached_input + call.tokens_cache_read * rates.cache_read
+                + call.tokens_cache_write * rates.cache_write
+                + (call.tokens_output + call.tokens_reasoning) * rates.output) / 1e6
+        assert call.cost_usd == pytest.approx(want, rel=1e-9, abs=1e-12), call
+        priced += want > 0
+    assert priced >= 6  # the Claude Code, Codex, Gemini CLI, OpenCode, Aider and mini-swe-agent calls
+    ledger = pd.read_csv(study / "ledger.csv")
+    cards = pd.read_csv(study / "scorecards.csv").set_index("trial")
+    for trial, part in calls.groupby("trial"):
+        known = part["cost_usd"].notna().all()
+        total = cards.loc[trial, "cost_usd"]
+        assert (total == pytest.approx(part["cost_usd"].sum())) if known else pd.isna(total), trial
+        sessions = ledger[ledger["trial"] == trial]["cost_usd"]
+        assert (sessions.sum() == pytest.approx(total)) if known else sessions.isna().any(), trial
+    board = pd.read_csv(study / "leaderboard.csv")
+    unknown = board[board["cost_usd"].isna()]
+    assert len(unknown) >= 1 and (unknown["cost_unpriced_tokens"] > 0).all()  # the command agent's replay-model
+    assert "unknown" in (study / "leaderboard.md").read_text()
 
 
 def test_replay_rows_are_labelled_never_model_results(study):
@@ -99,7 +134,7 @@ def test_no_api_key_text_reaches_results(tmp_path, monkeypatch):
         workdir.mkdir()
         result = snakemake(workdir, "--cores", "1", "--config", "study=smoke",
                            'overrides=["agent=[tiny_agent_openai]","workload=[tier_2]","arm=[Vanilla]",'
-                           '"variant=[none]"]')
+                           '"variant=[none]","seed=[0]"]')
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert secret not in result.stdout + result.stderr
     results = workdir / "results"
@@ -123,7 +158,7 @@ def test_api_bound_sessions_take_one_unit_of_their_providers_resource(tmp_path, 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-resource-000000")
     result = snakemake(tmp_path, "-n", "--cores", "2", "--resources", "api_openai=1", "--config", "study=smoke",
                        'overrides=["agent=[tiny_agent_openai,ref_oracle]","workload=[tier_2]","arm=[Vanilla]",'
-                       '"variant=[none]"]')
+                       '"variant=[none]","seed=[0]"]')
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [line.strip() for line in result.stdout.splitlines() if "api_openai" in line]
     assert sum("api_anthropic=0, api_openai=1, api_gemini=0" in line for line in lines) == 2  # tiny agent S1, S2

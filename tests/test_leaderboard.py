@@ -58,7 +58,7 @@ def test_the_table_fits_80_columns_and_cuts_no_cell(study):
     flat = " ".join(re.sub("[│┃]", " ", text).split())  # a wrapped cell read as one line
     for arm in ARMS:  # nine arms: split over several tables, each header whole
         assert f" {arm} " in flat, arm
-    assert "23.5/24*" in text  # a mean of two seeds, flagged off its closed form
+    assert "23.5/24* [23,24] n=2" in flat  # a mean of two seeds, flagged off its closed form, and its interval
     assert "(reference policy)" in flat and "(real agent: claude-opus-5.5 via claude_code)" in flat
     assert "(published)" in text and "17-23/24" in text  # the published tier_3 rows in the same pivot
 
@@ -70,7 +70,10 @@ def test_every_cell_of_the_pivot_appears_in_some_chunk(study):
     assert len(chunks) > 1 and [a for c in chunks for a in c] == pivot.columns
     assert pivot.columns[0] == "Vanilla"
     real = next(r for r in pivot.rows if r.source.startswith("real agent"))
-    assert real.cells["Vanilla"]["text"] == "17/24" and real.cells["Vanilla"]["trials"] == 1
+    assert real.cells["Vanilla"]["text"] == "17/24 n=1" and real.cells["Vanilla"]["trials"] == 1
+    assert "lo" not in real.cells["Vanilla"]  # one trial: no interval
+    ref = next(r for r in pivot.rows if r.source == "reference policy")
+    assert (ref.cells["Vanilla"]["n"], ref.cells["Vanilla"]["lo"], ref.cells["Vanilla"]["hi"]) == (2, 23, 24)
 
 
 def test_json_validates_against_the_shipped_schema_and_the_schema_bites(study):
@@ -136,7 +139,7 @@ def test_the_published_numbers_in_the_json_are_the_source_documents(tmp_path):
 
 def test_leaderboard_csv_format_from_the_cli(study):
     result = specsnap("leaderboard", "--format", "csv", "--results", str(study.parent), "--study", "nine")
-    assert result.returncode == 0 and result.stdout.startswith("source,workload,variant,agent,arm,net,of")
+    assert result.returncode == 0 and result.stdout.startswith("source,workload,variant,continuation,agent,arm,n,net,net_lo,net_hi,of")
     bad = specsnap("leaderboard", "--format", "html")
     assert bad.returncode == 2 and all(f in bad.stderr for f in lb.FORMATS)
 
@@ -177,8 +180,9 @@ def test_a_workload_under_one_arm_is_one_table_with_a_column_per_variant_and_its
     facts, standards = by_workload["tier_3"], by_workload["standards"]
     assert (facts.axis, facts.fixed, facts.columns) == ("variant", "Vanilla",
                                                         ["withhold_k0_stub", "withhold_k4_stub", "withhold_k8_stub"])
-    assert [facts.rows[0].cells[c]["text"] for c in facts.columns] == ["32/32t", "16/32t", "0/32t"]
-    assert [standards.rows[0].cells[c]["text"] for c in standards.columns] == ["12/24 0%b", "12/24 50%b", "12/24 100%b"]
+    assert [facts.rows[0].cells[c]["text"] for c in facts.columns] == ["32/32t n=1", "16/32t n=1", "0/32t n=1"]
+    assert [standards.rows[0].cells[c]["text"] for c in standards.columns] == ["12/24 0%b n=1", "12/24 50%b n=1",
+                                                                                 "12/24 100%b n=1"]
     buf = io.StringIO()
     lb.print_table(out, Console(file=buf, width=80, color_system=None))
     assert max(len(line) for line in buf.getvalue().splitlines()) <= 80 and "…" not in buf.getvalue()

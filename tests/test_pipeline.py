@@ -24,7 +24,10 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def run_grid(workdir: Path, study: str, name: str, **axes: list[str]):
-    """Run ``study`` narrowed to ``axes`` under its own run ``name``; its leaderboard and directory."""
+    """Run ``study`` narrowed to ``axes`` under its own run ``name``; its leaderboard and directory
+    (the smoke study's first seed only, unless ``seed`` is given)."""
+    if study == "smoke":
+        axes.setdefault("seed", ["0"])
     grid = ["overrides=[" + ",".join(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()) + "]"]
     run = snakemake(workdir, "--cores", "2", "--config", f"study={study}", f"name={name}", *grid)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -41,12 +44,29 @@ def smoke(tmp_path_factory):
 
 def test_leaderboard_matches_every_closed_form(smoke):
     board = pd.read_csv(smoke / "leaderboard.csv")
-    assert len(board) == 3 * 6 * 2
+    assert len(board) == 3 * 6
     assert board["matches_expected"].all(), board[~board["matches_expected"]].to_string()
     for row in board.itertuples():
-        want = CUT[(row.agent, row.arm)] if row.variant == "none" else (0 if row.agent == "ref_null" else 8)
-        assert row.net == want, (row.agent, row.arm, row.variant)
+        assert row.net == CUT[(row.agent, row.arm)], (row.agent, row.arm, row.variant)
+        # two seeds of a deterministic policy: n = 2 and a zero-width interval at the mean
+        assert (row.n, row.net_lo, row.net_hi, row.net_interval) == (2, row.net, row.net, f"[{row.net:g}, {row.net:g}]")
     assert set(board["agent_kind"]) == {"reference policy"}
+
+
+def test_intervals_and_paired_differences_in_every_format(smoke):
+    md = (smoke / "leaderboard.md").read_text()
+    assert "| n | raw | net | net 95% CI |" in md and "## Paired differences" in md
+    assert "**12 comparisons**" in md  # two arms x six agents against Vanilla (net)
+    paired = pd.read_csv(smoke / "paired.csv")
+    net = paired[paired["metric"] == "net"]
+    assert len(net) == 2 * 6 and set(net["compared"]) == {"AGENTS_MD_Only", "State_MD_Only"}
+    assert (net["pairs"] == 2).all() and (net["lo"] == net["hi"]).all()
+    board = pd.read_csv(smoke / "leaderboard.csv").set_index(["arm", "agent"])
+    for row in net.itertuples():
+        assert row.difference == board.loc[(row.compared, row.agent), "net"] - board.loc[("Vanilla", row.agent), "net"]
+        assert row.excludes_zero == (row.difference != 0)
+    data = json.loads((smoke / "leaderboard.json").read_text())
+    assert data["statistics"] == {"resamples": 1000, "level": 0.95, "seed": 0} and len(data["paired"]) == len(paired)
 
 
 def test_reference_policies_are_labelled_everywhere(smoke):
@@ -94,7 +114,6 @@ def test_the_cost_of_resuming_is_on_scorecards_and_leaderboard_and_equals_its_cl
     board = pd.read_csv(smoke / "leaderboard.csv")
     cut = cards[cards["variant"] == "none"]
     assert cut["resume_matches_expected"].astype(bool).all(), cut[["resume_reached", "resume_tool_events"]]
-    assert cards[cards["variant"] == "uninterrupted"]["resume_reached"].isna().all()  # one session: no continuation
     row = board[(board["agent"] == "ref_verbatim_notes") & (board["arm"] == "State_MD_Only") & (board["variant"] == "none")]
     # S2 reads state.md, is metered for its prompt and its first patch, and writes ledger/journal.py
     assert row[["resume_reached", "resume_calls", "resume_tool_events", "resume_reread_share"]].values.tolist() == \
@@ -126,15 +145,15 @@ def test_an_overrides_run_writes_its_own_directory_and_leaves_the_study_alone(sm
     result = snakemake(smoke.parent.parent, "--cores", "2", "--config", 'overrides=["agent=[ref_oracle]","arm=Vanilla"]')
     assert result.returncode == 0, result.stderr[-3000:]
     (own,) = [p for p in smoke.parent.iterdir() if p.name.startswith("smoke+")]
-    assert len(pd.read_csv(own / "leaderboard.csv")) == 2
-    assert tree_hashes(smoke) == before  # the study's 36 rows, plan and trials untouched
-    assert len(pd.read_csv(smoke / "leaderboard.csv")) == 36
+    assert pd.read_csv(own / "leaderboard.csv")["n"].tolist() == [2]  # one row, of the study's two seeds
+    assert tree_hashes(smoke) == before  # the study's 18 rows, plan and trials untouched
+    assert len(pd.read_csv(smoke / "leaderboard.csv")) == 18
 
 
 def test_bad_study_or_override_fails_before_any_job(tmp_path):
     result = snakemake(tmp_path, "-n", "--config", "study=nope")
     assert result.returncode != 0
-    assert "unknown study 'nope'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, poison, real_repos, smoke, specsnap_t1_t4" in result.stdout + result.stderr
+    assert "unknown study 'nope'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, intervals, poison, real_repos, smoke, specsnap_t1_t4" in result.stdout + result.stderr
     result = snakemake(tmp_path, "-n", "--config", 'overrides=["arm=[Vanila]"]')
     assert "unknown arm 'Vanila'; valid choices: AGENTS_MD_Only, Gate_I, " in result.stdout + result.stderr
     assert not (tmp_path / "results").exists()

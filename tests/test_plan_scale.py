@@ -58,7 +58,7 @@ def test_a_trial_file_is_what_json_dumps_writes(tmp_path):
     ``json.dumps(trial, indent=2, sort_keys=True)`` gives, so no existing plan changes (and reruns)."""
     from sdcs_bench.pipeline.plan import make_plan, trial_json
 
-    plan = make_plan("smoke", ["workload=[tier_2]", "seed=[0,1]"], tmp_path)
+    plan = make_plan("smoke", ["workload=[tier_2]", "variant=[none,uninterrupted]"], tmp_path)
     parts: dict = {}
     assert len(plan.trials) == 72
     assert all(trial_json(t, parts) == json.dumps(t, indent=2, sort_keys=True) for t in plan.trials)

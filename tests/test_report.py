@@ -19,7 +19,7 @@ from conftest import ROOT, missing, specsnap
 pytestmark = pytest.mark.pipeline
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-SMALL = 'overrides=["agent=[ref_oracle,ref_verbatim_notes]","arm=[Vanilla,State_MD_Only]","variant=[none]"]'
+SMALL = 'overrides=["agent=[ref_oracle,ref_verbatim_notes]","arm=[Vanilla,State_MD_Only]","variant=[none]","seed=[0]"]'
 HOSTILE_TRIAL = "tier_2__State_MD_Only__ref_verbatim_notes__none__s0"
 ATTACK = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
@@ -100,10 +100,10 @@ def test_filter_sort_and_open_a_trial_in_the_browser(study, browser, shots):
     page.fill("input[data-table=leaderboard-table]", "")
     # Sorting by net puts the oracle's and the verbatim notes' State_MD_Only rows (8/8) last, ascending.
     page.click("#leaderboard-table thead th:has-text('net')")
-    nets = [float(t) for t in page.locator("#leaderboard-table tbody tr td:nth-child(6)").all_inner_texts()]
+    nets = [float(t) for t in page.locator("#leaderboard-table tbody tr td:nth-child(7)").all_inner_texts()]
     assert nets == sorted(nets) and nets[0] < nets[-1]
     page.click("#leaderboard-table thead th:has-text('net')")
-    nets = [float(t) for t in page.locator("#leaderboard-table tbody tr td:nth-child(6)").all_inner_texts()]
+    nets = [float(t) for t in page.locator("#leaderboard-table tbody tr td:nth-child(7)").all_inner_texts()]
     assert nets == sorted(nets, reverse=True)
     page.fill("input[data-table=leaderboard-table]", "state_md ref_verbatim")
     page.locator("#leaderboard-table tbody tr:visible td").first.click()

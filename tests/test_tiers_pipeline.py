@@ -20,6 +20,7 @@ AGENTS = ["ref_oracle", "ref_compressed_notes", "ref_wave_overwrite", "ref_wave_
 
 
 def _grid(**axes) -> list[str]:
+    axes.setdefault("seed", ["0"])  # (the smoke study's first seed)
     return ["overrides=[" + ",".join(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()) + "]"]
 
 

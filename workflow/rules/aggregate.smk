@@ -8,6 +8,8 @@ localrules:
 rule aggregate:
     input:
         cells=STUDY.cells,
+        statistics=STUDY.statistics_file,
+        prices=STUDY.prices_file,
         scorecards=scorecards(),
         ledgers=ledgers(),
         sessions=session_records(),
@@ -15,6 +17,7 @@ rule aggregate:
         scorecards=STUDY.scorecards,
         ledger=STUDY.ledger,
         calls=STUDY.calls,
+        paired=STUDY.paired,
         leaderboard=[STUDY.leaderboard(ext) for ext in LEADERBOARD_EXTS],
         plots=directory(STUDY.plots_dir),
         record=STUDY.aggregate_record,

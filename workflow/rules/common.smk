@@ -355,7 +355,9 @@ def session_stages():
 
 
 def ledgers():
-    return [STUDY.trial(t).outputs(s)["ledger"] for t, s in session_stages()]
+    """Every model-call ledger: each session's, and each handoff's (a summary's call)."""
+    return [STUDY.trial(t).outputs(s)["ledger"] for t in CELLS for s in stages(t)
+            if s.startswith(("session_", "handoff_"))]
 
 
 def session_records():

@@ -33,6 +33,7 @@ class SessionContext:
     # harness's own state: ``mode``, ``conversation`` (the id the conversation is started or resumed
     # under) and ``resume`` (true: continue that conversation, whose state was carried into ``home``).
     continuation: dict[str, Any] | None = None
+    seed: int = 0  # the trial's seed (a stochastic reference policy draws from it)
 
     @property
     def conversation(self) -> str | None:

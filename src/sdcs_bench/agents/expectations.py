@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sdcs_bench.agents.continuation import compact_turns, policy_summary, summary_line, transcript_text
+from sdcs_bench.agents.stochastic import distribution, dropped
 from sdcs_bench.coherence.normalise import reference_stream
 from sdcs_bench.coherence.trace import SessionTrace, render_trace
 from sdcs_bench.core.tokens import meter_tokens
@@ -117,7 +118,7 @@ class _World:
 
 def expected_reference_score(
     workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any],
-    successor: dict[str, Any] | None = None, continuation: dict[str, Any] | None = None,
+    successor: dict[str, Any] | None = None, continuation: dict[str, Any] | None = None, seed: int = 0,
 ) -> dict[str, Any] | None:
     """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave", "poison_survived"}`` (and, on
     a standards workload, ``standards``: the decision counts), or ``None`` when the agent is not a
@@ -131,8 +132,8 @@ def expected_reference_score(
     if agent.get("policy", {}).get("standards"):
         return _standards_policy(workload, variant, agent["policy"])
     reqs = workload.requirements
-    first = _PolicyModel.of(agent, workload, arm)
-    then = _PolicyModel.of(successor, workload, arm) if successor is not None else first
+    first = _PolicyModel.of(agent, workload, arm, seed)
+    then = _PolicyModel.of(successor, workload, arm, seed) if successor is not None else first
     world = _World(baseline_done=workload.baseline_gold is None)
     inject = variant.get("inject") or None
     hashes = arm_records_hashes(arm)
@@ -193,6 +194,9 @@ def expected_reference_score(
         result["handoff"] = handover.cost()
     if world.s1_meter_cut is not None:
         result["s1_cut"] = world.s1_meter_cut
+    known = distribution(first.policy, arm.name, len(reqs)) if successor is None else None
+    if known is not None:  # a stochastic policy: this trial's draw above, and the distribution it is drawn from
+        result["distribution"] = known
     if control_tokens is not None:
         result["control_tokens"] = control_tokens
     layout = layout_for(workload, variant)
@@ -279,13 +283,14 @@ class _PolicyModel:
     hinted: frozenset[str]
     notes_file: str | None = None
     reads: tuple[str, ...] = ()  # the files it reads when it learns (its notes, AGENTS.md for hints)
+    dropped: frozenset[str] = frozenset()  # a stochastic policy: the requirements it does not keep (never told)
 
     @property
     def acts(self) -> bool:
         return self.policy.get("acts", True)
 
     @classmethod
-    def of(cls, agent: dict[str, Any], workload: Workload, arm: Arm) -> _PolicyModel:
+    def of(cls, agent: dict[str, Any], workload: Workload, arm: Arm, seed: int = 0) -> _PolicyModel:
         policy = agent.get("policy", {})
         if policy.get("on_missing_fact"):  # a fact-driven policy finds no authored fact here: it writes nothing
             policy = {**policy, "acts": False}
@@ -295,7 +300,7 @@ class _PolicyModel:
                 f.path == "AGENTS.md" for f in arm.for_workload(workload.id, workload.root).files):
             reads = ("AGENTS.md", *reads) if reads else ("AGENTS.md",)
         return cls(policy, style, policy.get("knows_sprint") == "always", frozenset(hinted_bugs(workload, arm, policy)),
-                   arm.notes_file, reads)
+                   arm.notes_file, reads, dropped(policy, arm.name, seed, (r.id for r in workload.requirements)))
 
 
 def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict) -> dict[str, Any]:
@@ -382,7 +387,7 @@ def _run_session(world: _World, workload: Workload, prompt: str, cleave: CleaveR
 def _session_steps(world: _World, workload: Workload, prompt: str, cleave: CleaveRule, who: _PolicyModel,
                    first: bool, hashes: bool, clock: _Clock, history: tuple[str, ...], log_texts: bool) -> bool:
     policy, style, oracle, hinted = who.policy, who.style, who.oracle, who.hinted
-    reqs = workload.requirements
+    reqs = [r for r in workload.requirements if r.id not in who.dropped]  # (what it was told of)
     meter = world.meter = _Meter(cleave)
     by_id = {r.id: r for r in reqs}
     patch = {"gold": lambda r: r.gold, "summary": lambda r: r.summary_patch, "superseded": lambda r: r.superseded_gold}

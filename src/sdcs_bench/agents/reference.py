@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import Harness, Invocation, SessionContext
+from sdcs_bench.agents.stochastic import dropped
 from sdcs_bench.trial.standards import policy_briefing
 
 POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
@@ -55,8 +56,10 @@ class ReferenceHarness(Harness):
                 ro_binds=[FACT_POLICY_SCRIPT],
                 network=False,
             )
+        # a stochastic policy (agents/stochastic.py) is told only the requirements it keeps in this trial
+        left_out = dropped(params, ctx.arm.name, ctx.seed, (r.id for r in ctx.workload.requirements))
         briefing = {
-            "params": params,
+            "params": {k: v for k, v in params.items() if k != "keep"},
             "prompt": ctx.session.prompt,
             "skills": [
                 {
@@ -68,7 +71,7 @@ class ReferenceHarness(Harness):
                     "amendment": req.amendment,
                     "superseded": req.superseded_gold.read_text() if req.superseded_gold else None,
                 }
-                for req in ctx.workload.requirements
+                for req in ctx.workload.requirements if req.id not in left_out
             ],
             "baseline": ctx.workload.baseline_gold.read_text() if ctx.workload.baseline_gold else None,
             "hints": [{"text": h.text, "names": list(h.names)} for h in ctx.workload.hints],

@@ -9,11 +9,14 @@ from typing import Any
 import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.prices import PriceTable, add, ledger_cost
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
 from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE, handoff_label, source_label
+from sdcs_bench.pipeline import stats
+from sdcs_bench.proxy import read_ledger
 from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
 from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 
@@ -63,6 +66,8 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "notes_cap_tokens": notes.get("cap_tokens"),
         "notes_cap_exceeded": notes.get("cap_exceeded"),
         "expected_net": expected.get("net"),
+        # a stochastic reference policy: the mean of the distribution its trials are drawn from
+        "expected_mean": (expected.get("distribution") or {}).get("mean"),
         "matches_expected": _matches(card, expected) if expected else None,
         "tests_passed": card.get("tests_passed"),
         "tests_total": card.get("tests_total"),
@@ -183,11 +188,18 @@ def _sessions(cell: dict[str, str]) -> list[str]:
     return [s for s in cell["stages"].split(",") if s.startswith("session_")]
 
 
-def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any]) -> list[dict[str, Any]]:
+def _metered(cell: dict[str, str]) -> list[str]:
+    """The stages with a model-call ledger: the sessions and the handoffs (a summary's call)."""
+    return [s for s in cell["stages"].split(",") if s.startswith(("session_", "handoff_"))]
+
+
+def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any],
+                 costs: dict[str, tuple[float | None, int]]) -> list[dict[str, Any]]:
     rows = []
     resumed = {r["session"]: r for r in (card.get("resume") or {}).get("sessions") or []}
     for session in sessions:
         rec = json.loads(Path(layout.stage_json(session)).read_text())["session"]
+        cost, unpriced = costs[session]
         rows.append(
             {
                 "trial": card["trial"],
@@ -208,19 +220,20 @@ def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any])
                 "repo_memory_created": ";".join((rec.get("repo_memory_files") or {}).get("created", [])),
                 # a continuation's wall time before its first useful edit (docs/scoring.md)
                 "resume_wall_s": (resumed.get(rec["session"]) or {}).get("wall_s"),
+                # what its model calls cost (docs/cost.md): empty when a call's model has no price
+                "cost_usd": cost, "cost_unpriced_tokens": unpriced,
             }
         )
     return rows
 
 
-def _call_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every model call of every session (the proxy's per-call ledger), one row each."""
-    from sdcs_bench.proxy import read_ledger
-
+def _call_rows(calls_by_stage: dict[str, list[dict[str, Any]]], card: dict[str, Any],
+               prices: PriceTable) -> list[dict[str, Any]]:
+    """Every model call of every session and handoff (the proxy's per-call ledgers), one row each, with
+    its cost (empty when its model has no price)."""
     rows = []
-    for session in sessions:
-        ledger = Path(layout.outputs(session)["ledger"])
-        for call in read_ledger(ledger):
+    for session, ledger in calls_by_stage.items():
+        for call in ledger:
             usage = call.get("usage") or {}
             rows.append({
                 "trial": card["trial"], "agent": card["agent"], "agent_kind": card["agent_kind"],
@@ -229,6 +242,7 @@ def _call_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any]) -
                 "refused": call.get("refused"), "latency_s": call.get("latency_s"), "source": call.get("source"),
                 **{f"tokens_{k}": usage.get(k) for k in ("uncached_input", "cache_read", "cache_write", "output",
                                                           "reasoning", "total")},
+                "cost_usd": prices.call_cost(call.get("model"), usage),
             })
     return rows
 
@@ -245,24 +259,32 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
                             "(evaluate-sandbox --run)")
     cells = read_cells(Path(study.cells)) if planned else []
     cards, ledger, calls, inputs = [], [], [], [study.cells] if planned else []
+    prices = read_prices(study)
     for cell in cells:
         layout, sessions = study.trial(cell["trial"]), _sessions(cell)
         card = json.loads(Path(layout.file("score", SCORECARD)).read_text())
-        cards.append(_scorecard_row(card))
-        ledger += _ledger_rows(layout, sessions, card)
-        calls += _call_rows(layout, sessions, card)
-        inputs += [layout.file("score", SCORECARD), *(layout.outputs(s)["ledger"] for s in sessions)]
-    for path, card in by_hand:  # a person's own runs, labelled as such (no stage records, no ledger)
-        cards.append(_scorecard_row(card))
+        by_stage = {s: read_ledger(Path(layout.outputs(s)["ledger"])) for s in _metered(cell)}
+        costs = {s: ledger_cost(prices, rows) for s, rows in by_stage.items()}
+        cards.append({**_scorecard_row(card), "cost_usd": add(*(c for c, _ in costs.values())),
+                      "cost_unpriced_tokens": sum(u for _, u in costs.values())})
+        ledger += _ledger_rows(layout, sessions, card, costs)
+        calls += _call_rows(by_stage, card, prices)
+        inputs += [layout.file("score", SCORECARD), *(layout.outputs(s)["ledger"] for s in by_stage)]
+    for path, card in by_hand:  # a person's own runs, labelled as such (no stage records, no ledger: no cost)
+        cards.append({**_scorecard_row(card), "cost_usd": None, "cost_unpriced_tokens": card["tokens"]["total"]})
         inputs.append(str(path))
+    settings = read_settings(study)
+    inputs += [p for p in (study.statistics_file, study.prices_file) if Path(p).is_file()]
     scorecards = pd.DataFrame(cards)
     _write(study.scorecards, scorecards.to_csv(index=False))
     _write(study.ledger, pd.DataFrame(ledger).to_csv(index=False))
     _write(study.calls, pd.DataFrame(calls).to_csv(index=False))
-    board = leaderboard(scorecards)
+    board = leaderboard(scorecards, settings)
+    paired = paired_differences(scorecards, settings)
+    _write(study.paired, paired.to_csv(index=False))
     _write(study.leaderboard("csv"), board.to_csv(index=False))
     name = cards[0]["study"] if cards else Path(study_dir).name
-    _write(study.leaderboard("md"), to_markdown(board, name))
+    _write(study.leaderboard("md"), to_markdown(board, name, paired, settings))
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
@@ -272,14 +294,30 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
         for row in rows
     }
     payload = {"study": name, "run": Path(study_dir).name, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE,
+               "statistics": settings.to_dict(), "cost_line": _cost_line(board).replace("**", ""),
+               "cost": {"total_usd": None if board["cost_usd_total"].isna().any() else round(float(board["cost_usd_total"].sum()), 6),
+                        "unpriced_tokens": int(board["cost_unpriced_tokens"].fillna(0).sum()),
+                        "prices": {p.model: p.describe() for p in prices.prices}},
                "rows": rows,
-               "metrics": metrics}
+               "paired": json.loads(paired.to_json(orient="records")), "metrics": metrics}
     _write(study.leaderboard("json"), json.dumps(payload, indent=2))
     from sdcs_bench.pipeline.plots import write_plots
 
     write_plots(Path(study.plots_dir), scorecards, board, name)
     _write(study.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
     return board
+
+
+def read_prices(study: StudyLayout) -> PriceTable:
+    """The run's price table as planned (none for a run planned without one: every cost unknown)."""
+    path = Path(study.prices_file)
+    return PriceTable.parse(json.loads(path.read_text())) if path.is_file() else PriceTable()
+
+
+def read_settings(study: StudyLayout) -> stats.Settings:
+    """The run's ``statistics`` settings as planned (the defaults for a run planned without them)."""
+    path = Path(study.statistics_file)
+    return stats.Settings.from_config(json.loads(path.read_text())) if path.is_file() else stats.Settings()
 
 
 def by_hand_cards(study_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
@@ -292,7 +330,7 @@ def _write(path: str, text: str) -> None:
     atomic_write(Path(path), text)
 
 
-def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
+def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settings()) -> pd.DataFrame:
     """One row per (workload, arm, agent, variant). Scores are means over the group's *valid*
     trials: a trial whose integrity check failed (a cleaved edit committed, an edit the watcher
     never saw) measured something other than the protocol, so it is counted in ``invalid`` and
@@ -305,6 +343,7 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
                "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
                "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None,
                "successor_source": "", **dict.fromkeys(RESUME_MEANS, float("nan")), "continuation": "reset",
+               "expected_mean": float("nan"), "cost_usd": float("nan"), "cost_unpriced_tokens": 0,
                **dict.fromkeys(HANDOFF_MEANS, float("nan"))}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
@@ -312,7 +351,10 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         trials=("trial", "count"), invalid=("valid", lambda v: int((~v).sum())),
         tampered=("tampered", lambda v: int(v.sum())),
         tamper_evidence=("tamper_evidence", lambda s: " | ".join(sorted({e.split(" | ")[0] for e in s.fillna("") if e}))),
-        n_requirements=("n_requirements", "first"), expected_net=("expected_net", "first"),
+        n_requirements=("n_requirements", "first"),
+        # (the mean of the trials' closed forms: one value for a deterministic policy, the mean of its
+        # seeds' draws for a stochastic one, whose distribution's mean is ``expected_mean``)
+        expected_net=("expected_net", "mean"), expected_mean=("expected_mean", "first"),
         family=("family", "first"), model=("model", "first"), harness=("harness", "first"),
         predicted_resolved=("predicted_resolved", "first"),
         matches_expected=("matches_expected", lambda s: bool(s.all()) if s.notna().all() else None),
@@ -323,6 +365,9 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         abstention=("abstention", lambda s: " | ".join(sorted({v for v in s.dropna()})) or None),
         withhold_mode=("withhold_mode", "first"), withhold_when=("withhold_when", "first"),
         cut_rule=("cut_rule", "first"), successor_source=("successor_source", "first"),
+        # what the row's trials cost in all (valid or not: the money is spent), unknown when one's is
+        cost_usd_total=("cost_usd", lambda v: v.sum() if v.notna().all() else float("nan")),
+        cost_unpriced_tokens=("cost_unpriced_tokens", "sum"),
     )
     scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
@@ -330,28 +375,103 @@ def leaderboard(scorecards: pd.DataFrame) -> pd.DataFrame:
         s1_edit_survived=("s1_edit_survived", _known_mean),
         **{col: (col, _known_mean) for col in STANDARDS_MEANS},
         tests_passed=("tests_passed", "mean"),
+        cost_usd=("cost_usd", lambda v: v.mean() if v.notna().all() else float("nan")),
         **{col: (col, _known_mean) for col in RESUME_MEANS},
         **{col: (col, _known_mean) for col in HANDOFF_MEANS},
     )
-    board = counts.join(scores, how="left").reset_index()
+    board = counts.join(scores, how="left").join(_intervals(scorecards[scorecards["valid"]], settings),
+                                                  how="left").reset_index()
+    board["n"] = board["n"].fillna(0).astype(int)
+    board["net_interval"] = [stats.Interval(n, mean, lo, hi).text() for n, mean, lo, hi in
+                             board[["n", "net", "net_lo", "net_hi"]].astype(object).where(board[["n", "net", "net_lo", "net_hi"]].notna(), None)
+                             .itertuples(index=False)]
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
     # A handoff names both agents: "<first>, then <successor>" (one label when both are the same kind).
     board["source"] = [handoff_label(source_label(kind, model, harness), then)
                        for kind, model, harness, then in board[["agent_kind", "model", "harness", "successor_source"]]
                        .fillna("").itertuples(index=False)]
-    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "n_requirements", "raw", "net", "tes", "tokens", "turns",
+    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "n", "n_requirements", "raw", "net",
+            "net_interval", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi")), "tes", "tokens",
+            "cost_usd", "cost_usd_total", "cost_unpriced_tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
-            "s1_edit_survived", "expected_net", "matches_expected", "defects_survived", *STANDARDS_MEANS,
+            "s1_edit_survived", "expected_net", "expected_mean", "matches_expected", "defects_survived", *STANDARDS_MEANS,
             "std_expected_better_share", "tamper_evidence", "tests_passed", "tests_total", "expected_tests",
             "withheld_k", "withhold_mode", "withhold_when", "abstention", "expected_abstention", "cut_rule",
             *RESUME_MEANS, *HANDOFF_MEANS]
     board = board.astype({"withheld_k": "Int64", "tests_total": "Int64", "expected_tests": "Int64"})
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
+                              "expected_net": 2, "expected_mean": 2, "cost_usd": 4, "cost_usd_total": 4,
+                              **{f"{m}_{end}": INTERVAL_METRICS[m] for m in INTERVAL_METRICS for end in ("lo", "hi")},
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
                               "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
                               "tests_passed": 2, "resume_reached": 2, "resume_calls": 1, "resume_tokens": 0,
                               "resume_tool_events": 1, "resume_reread_share": 2, "handoff_calls": 1,
                               "handoff_tokens": 0, "context_tokens": 0})
+
+
+# Paired differences (docs/statistics.md): each axis's rows against its baseline, over trials that
+# match on everything else (the seed included). The axis, its baseline, and what a pair shares.
+PAIRED_AXES = (("arm", "Vanilla"), ("continuation", "reset"))
+PAIRED_METRICS = ("net", "tokens")
+PAIRED_COLUMNS = ["axis", "baseline", "compared", "metric", "workload", "variant", "continuation", "arm", "agent",
+                  "agent_kind", "pairs", "baseline_mean", "compared_mean", "difference", "lo", "hi", "excludes_zero"]
+
+
+def paired_differences(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settings()) -> pd.DataFrame:
+    """For each arm against Vanilla (and each continuation mode against reset), within every
+    workload, variant (a cut point is a variant), the other axis and agent: the mean of the paired
+    differences ``compared - baseline`` over the seeds both have a valid trial for, and its paired
+    bootstrap interval. ``excludes_zero`` marks the rows whose interval does not contain 0."""
+    if scorecards.empty:
+        return pd.DataFrame(columns=PAIRED_COLUMNS)
+    cards = scorecards.assign(continuation=scorecards.get("continuation", "reset"))
+    cards = cards[cards["valid"].astype(bool)]
+    rows = []
+    for axis, base in PAIRED_AXES:
+        if base not in set(cards[axis]) or cards[axis].nunique() < 2:
+            continue
+        fixed = [c for c in ("workload", "variant", "continuation", "arm", "agent", "agent_kind") if c != axis]
+        key = [*fixed, "seed"]
+        left = cards[cards[axis] == base].drop_duplicates(key)[[*key, *PAIRED_METRICS]]
+        for compared, part in cards[cards[axis] != base].groupby(axis, sort=True):
+            joined = part.drop_duplicates(key).merge(left, on=key, how="inner", suffixes=("", "_base"))
+            if joined.empty:
+                continue
+            for group, pairs in joined.groupby(fixed, sort=True):
+                where = dict(zip(fixed, group))
+                for metric in PAIRED_METRICS:
+                    got = pairs[[f"{metric}_base", metric]].dropna()
+                    label = "/".join(map(str, (axis, compared, *group, metric)))
+                    iv = stats.paired(got[f"{metric}_base"].tolist(), got[metric].tolist(), label, settings)
+                    rows.append({"axis": axis, "baseline": base, "compared": compared, "metric": metric, **where,
+                                 axis: compared, "pairs": iv.n, "baseline_mean": got[f"{metric}_base"].mean(),
+                                 "compared_mean": got[metric].mean(), "difference": iv.mean, "lo": iv.lo, "hi": iv.hi,
+                                 "excludes_zero": iv.excludes_zero})
+    return pd.DataFrame(rows, columns=PAIRED_COLUMNS).round(
+        {"baseline_mean": 2, "compared_mean": 2, "difference": 2, "lo": 2, "hi": 2})
+
+
+# The scores each leaderboard row gives an interval for, and the digits they are rounded to.
+INTERVAL_METRICS = {"raw": 2, "net": 2, "tes": 2, "tokens": 0, "tests_passed": 2, "cost_usd": 4}
+
+
+def _intervals(valid: pd.DataFrame, settings: stats.Settings) -> pd.DataFrame:
+    """Per row (over its valid trials): n and each metric's interval bounds (:mod:`.stats`); each
+    row's resamples seeded by the study's seed and the row's own key."""
+    cols = ["n", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi"))]
+    keys, out = [], []
+    for key, part in valid.groupby(GROUP, sort=True):
+        row: dict[str, Any] = {"n": len(part)}
+        for metric in INTERVAL_METRICS:
+            values = part[metric].tolist() if metric in part else []
+            if metric == "cost_usd" and part[metric].isna().any():
+                values = []  # a cost unknown for one trial is unknown for the row: no interval either
+            iv = stats.interval(values, "/".join(map(str, key)) + f"/{metric}", settings)
+            row[f"{metric}_lo"], row[f"{metric}_hi"] = iv.lo, iv.hi
+        keys.append(key)
+        out.append(row)
+    index = pd.MultiIndex.from_tuples(keys, names=GROUP)
+    return pd.DataFrame(out, index=index, columns=cols).astype(float)
 
 
 def _known_mean(values: pd.Series) -> float | None:
@@ -435,7 +555,8 @@ def _family_sections(board: pd.DataFrame) -> list[tuple[pd.DataFrame, str, str, 
     ]
 
 
-def to_markdown(board: pd.DataFrame, study: str) -> str:
+def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = None,
+                settings: stats.Settings = stats.Settings()) -> str:
     lines = [f"# SpecSnap leaderboard: study `{study}`", ""]
     if (board["agent_kind"] == REFERENCE_KIND).any():
         lines += [f"> {REFERENCE_NOTICE}", ""]
@@ -452,23 +573,78 @@ def to_markdown(board: pd.DataFrame, study: str) -> str:
                   "test verdicts** (a sentinel test got the wrong verdict, the report or exit status was changed, "
                   "the test tree or the runner was modified). They score zero and count in every mean; "
                   "`scorecards.csv` gives the evidence.", ""]
-    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "raw", "net",
-            "n_requirements",
+    level = f"{settings.level:.0%}"
+    lines += [f"`net` is the mean over the row's `n` valid trials; `net {level} CI` its {level} percentile-bootstrap "
+              f"interval ({settings.resamples} resamples, seed {settings.seed}; none for n = 1; zero width when every "
+              "trial scored the same, as a deterministic reference policy does). `expected_mean`: a stochastic "
+              "reference policy's true mean (docs/statistics.md).", ""]
+    cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "n", "raw", "net",
+            f"net {level} CI", "n_requirements",
             "tes", "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
+    board = board.rename(columns={"net_interval": f"net {level} CI"})
+    if board["expected_mean"].notna().any():
+        cols.insert(cols.index("matches_expected"), "expected_mean")
     if (board["continuation"] != "reset").any():
         cols.insert(cols.index("trials"), "continuation")
     if board["variant"].str.startswith("poison").any():
         cols.insert(cols.index("s1_edit_survived"), "defects_survived")
     if tampered:
         cols.append("tamper_evidence")  # the first piece of evidence of each tampered trial
-    lines += _table(board, cols)
+    if (board["agent_kind"] != REFERENCE_KIND).any():  # what a model's trials cost (docs/cost.md)
+        cols[cols.index("tokens") + 1:cols.index("tokens") + 1] = ["cost_usd", "cost_usd_total"]
+    lines += [_cost_line(board), ""]
+    lines += _table(board.assign(cost_usd=board["cost_usd"].astype(object).where(board["cost_usd"].notna(), "unknown"),
+                                 cost_usd_total=board["cost_usd_total"].astype(object)
+                                 .where(board["cost_usd_total"].notna(), "unknown")), cols)
     for rows, title, text, renames, cols in _family_sections(board):
         if len(rows):
             # (a column renamed onto another's name replaces it: the trial's tokens give way to the
             # tokens before the first useful edit in the cost-of-resuming table)
             shown = rows.drop(columns=[c for c in renames.values() if c in rows and c not in renames])
             lines += ["", f"## {title}", "", text, "", *_table(shown.rename(columns=renames), cols)]
+    if paired is not None and len(paired):
+        lines += ["", *_paired_markdown(paired, level)]
     return "\n".join(lines) + "\n"
+
+
+def _cost_line(board: pd.DataFrame) -> str:
+    """The study's cost in one line (docs/cost.md): what its model calls cost at the price table's
+    prices, or that it is unknown, with the tokens no price covers."""
+    trials = int(board["trials"].sum())
+    unpriced = int(board["cost_unpriced_tokens"].fillna(0).sum())
+    known = board["cost_usd_total"].dropna()
+    if len(known) == len(board):
+        text = f"**Cost of the study**: ${known.sum():.4f} over {trials} trials (model calls at conf/prices.yaml's prices"
+        text += "; reference policies call no model and cost $0)." if (board["agent_kind"] == REFERENCE_KIND).any() else ")."
+        return text
+    return (f"**Cost of the study**: unknown: {unpriced:,} tokens were spent by models conf/prices.yaml has no price for "
+            f"(counted, not priced); the rows with a price cost ${known.sum():.4f}.")
+
+
+def _paired_markdown(paired: pd.DataFrame, level: str) -> list[str]:
+    """The paired differences: one table per axis, the net rows (tokens: paired.csv)."""
+    lines = ["## Paired differences", ""]
+    for axis, rows in paired[paired["metric"] == "net"].groupby("axis", sort=False):
+        base = rows["baseline"].iloc[0]
+        made, marked = len(rows), int(rows["excludes_zero"].sum())
+        lines += [f"### Each {axis} against {base} (net)", "",
+                  f"Over trials that share workload, variant, {'continuation' if axis == 'arm' else 'arm'}, agent and "
+                  f"seed: the mean of `{axis} - {base}` over the `pairs`, with its {level} paired-bootstrap interval. "
+                  f"**{made} comparison{'s' if made != 1 else ''}**, {marked} marked `*` (the interval excludes 0). "
+                  f"The intervals are not adjusted for the number of comparisons: with no true difference anywhere, "
+                  f"about {made * (1 - float(level.rstrip('%')) / 100):.1f} of {made} would be marked by chance. "
+                  "With one pair there is no interval.", ""]
+        shown = rows.assign(
+            interval=[stats.Interval(int(n), d, lo, hi).text() for n, d, lo, hi in
+                      rows[["pairs", "difference", "lo", "hi"]].astype(object).where(rows[["pairs", "difference", "lo", "hi"]].notna(), None)
+                      .itertuples(index=False)],
+            mark=["*" if x else "" for x in rows["excludes_zero"]])
+        other = "continuation" if axis == "arm" else "arm"
+        lines += _table(shown.rename(columns={"baseline_mean": base, "compared_mean": "mean"}),
+                        ["workload", "variant", other, "agent", axis, "pairs", base, "mean", "difference", "interval",
+                         "mark"])
+        lines.append("")
+    return lines
 
 
 def _table(board: pd.DataFrame, cols: list[str]) -> list[str]:

@@ -20,7 +20,7 @@ pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_
         inject/      (the injection record is in its stage.json)
         score/scorecard.json
       logs/<rule>/<trial>[.<stage>].log   benchmarks/<rule>/<trial>[.<stage>].tsv
-      scorecards.csv  ledger.csv  calls.csv  leaderboard.{csv,md,json}  plots/  aggregate.json
+      scorecards.csv  ledger.csv  calls.csv  paired.csv  leaderboard.{csv,md,json}  plots/  aggregate.json
       report/index.html  report/trials/<trial>.html  report/report.json   (``specsnap report``)
 """
 
@@ -71,6 +71,16 @@ class StudyLayout:
     def study_file(self) -> str:
         return f"{self.plan_dir}/study.json"
 
+    @property
+    def statistics_file(self) -> str:
+        """The study's ``statistics`` settings (resamples, level, seed), read by the aggregate."""
+        return f"{self.plan_dir}/statistics.json"
+
+    @property
+    def prices_file(self) -> str:
+        """The price table (conf/prices.yaml) as planned: what the aggregate and a budget price calls by."""
+        return f"{self.plan_dir}/prices.json"
+
     def repo_file(self, workload: str) -> str:
         """A real repository's source pin, environment and interpreter, as planned."""
         return f"{self.plan_dir}/repos/{workload}.json"
@@ -101,6 +111,11 @@ class StudyLayout:
     def calls(self) -> str:
         return f"{self.study_dir}/calls.csv"
 
+    @property
+    def paired(self) -> str:
+        """Paired differences against each axis's baseline (docs/statistics.md)."""
+        return f"{self.study_dir}/paired.csv"
+
     def leaderboard(self, ext: str) -> str:
         return f"{self.study_dir}/leaderboard.{ext}"
 
@@ -130,7 +145,7 @@ class StudyLayout:
 
     def aggregate_outputs(self) -> list[str]:
         """Every file the aggregate rule declares, its record last."""
-        return [self.scorecards, self.ledger, self.calls, *(self.leaderboard(e) for e in LEADERBOARD_EXTS),
+        return [self.scorecards, self.ledger, self.calls, self.paired, *(self.leaderboard(e) for e in LEADERBOARD_EXTS),
                 self.plots_dir, self.aggregate_record]
 
     def log(self, rule: str, name: str) -> str:

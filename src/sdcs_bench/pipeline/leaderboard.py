@@ -34,9 +34,10 @@ SCHEMA = "specsnap.leaderboard/1"
 FORMATS = ("table", "markdown", "json", "csv")
 # The published table whose rows are (tier, arm, model, net, of): the one that joins the local pivots.
 TIERS_TABLE = "Synthetic tiers: net requirements retained"
-LEGEND = ("cell: mean net/of over the row's valid trials (withholding: hidden tests passed, 24/32t; "
-          "standards: and the share of decisions written the better way, 33%b); * differs from the "
-          "reference policy's closed form; ! some trials invalid or tampered (see the full table)")
+LEGEND = ("cell: mean net/of over the row's n valid trials, its 95% bootstrap interval in brackets (none for "
+          "n=1; withholding: hidden tests passed, 24/32t; standards: and the share of decisions written the "
+          "better way, 33%b); * differs from the reference policy's closed form; ! some trials invalid or "
+          "tampered (see the full table)")
 
 
 def _data(name: str) -> str:
@@ -125,11 +126,15 @@ def _local_cell(row: dict[str, Any]) -> dict[str, Any]:
     net = row.get("net")
     cell = {"net": net, "of": row["n_requirements"], "trials": row["trials"], "invalid": row["invalid"],
             "tampered": row["tampered"], "matches_expected": row.get("matches_expected")}
+    if "n" in row:  # (a leaderboard aggregated before intervals has none)
+        cell["n"] = row["n"]
     if _present(row.get("withheld_k")) and _present(row.get("tests_passed")):
         text = f"{_number(float(row['tests_passed']))}/{row['tests_total']}t"
         cell.update(tests_passed=row["tests_passed"], tests_total=row["tests_total"])
+        metric = "tests_passed"
     else:
         text = f"{'-' if net is None else _number(float(net))}/{row['n_requirements']}"
+        metric = "net"
     if _present(row.get("std_better_share")):
         text += f" {float(row['std_better_share']):.0%}b"
         cell["better_share"] = row["std_better_share"]
@@ -137,6 +142,12 @@ def _local_cell(row: dict[str, Any]) -> dict[str, Any]:
         text += "*"
     if row.get("invalid") or row.get("tampered"):
         text += "!"
+    lo, hi = row.get(f"{metric}_lo"), row.get(f"{metric}_hi")
+    if _present(lo) and _present(hi):
+        cell.update(lo=lo, hi=hi)
+        text += f" [{_number(float(lo))},{_number(float(hi))}]"
+    if "n" in row:
+        text += f" n={row['n']}"
     return {**cell, "text": text}
 
 
@@ -154,8 +165,10 @@ def pivots(board: dict[str, Any] | None, tables: list[dict[str, Any]]) -> list[P
         variants = list(dict.fromkeys(row["variant"] for row in members))
         axis = "variant" if len(arms) == 1 and len(variants) > 1 else "arm"
         groups: dict[str, list[dict[str, Any]]] = {}
-        for row in members:
-            groups.setdefault(row["variant" if axis == "arm" else "arm"], []).append(row)
+        for row in members:  # (a continuation mode other than reset: a table of its own)
+            mode = row.get("continuation") or "reset"
+            groups.setdefault(row["variant" if axis == "arm" else "arm"] + ("" if mode == "reset" else f" · {mode}"),
+                              []).append(row)
         for fixed, group in groups.items():
             by_agent: dict[tuple[str, str], PivotRow] = {}
             for row in group:
@@ -198,7 +211,8 @@ def document(study_dir: Path) -> dict[str, Any]:
     if board is not None:
         local_part.update(study=board["study"], run=board["run"],
                           notices=[n for n in (board.get("notice"), board.get("replay_notice")) if n],
-                          rows=board["rows"], pivots=[p.as_dict() for p in pivots(board, tables)])
+                          rows=board["rows"], pivots=[p.as_dict() for p in pivots(board, tables)],
+                          **{k: board[k] for k in ("statistics", "paired", "cost") if k in board})
     doc = {"schema": SCHEMA, "published": {"label": PUBLISHED_LABEL, "source": pub["source"], "tables": published_tables},
            "local": local_part}
     validate(doc)
@@ -220,8 +234,8 @@ def as_csv(study_dir: Path) -> str:
     rows beside them (the other published tables have other shapes: see ``--format json``)."""
     doc = document(study_dir)
     out = io.StringIO()
-    cols = ["source", "workload", "variant", "agent", "arm", "net", "of", "trials", "invalid", "tampered",
-            "matches_expected", "note"]
+    cols = ["source", "workload", "variant", "continuation", "agent", "arm", "n", "net", "net_lo", "net_hi", "of",
+            "trials", "invalid", "tampered", "matches_expected", "note"]
     writer = csv.DictWriter(out, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     tiers = next(t for t in doc["published"]["tables"] if t["title"] == TIERS_TABLE)
@@ -351,8 +365,14 @@ def _print_totals(console: Any, board: dict[str, Any]) -> None:
     tampered = sum(r["tampered"] for r in rows)
     checked = [r["matches_expected"] for r in rows if r.get("matches_expected") is not None]
     line = f"{trials} trials in {len(rows)} rows; {invalid} invalid; {tampered} tampered"
+    paired = [p for p in board.get("paired") or [] if p.get("metric") == "net"]
+    if paired:
+        line += (f"; {len(paired)} paired comparisons, {sum(bool(p['excludes_zero']) for p in paired)} with an "
+                 "interval excluding 0 (--format markdown)")
     if checked:
         line += f"; {sum(checked)} of {len(checked)} reference rows on their closed form"
     console.print(line, highlight=False)
+    if board.get("cost_line"):
+        console.print(board["cost_line"], highlight=False)
     console.print("Per-family tables (standards, real repositories, withholding): "
                   "--format markdown; every column: leaderboard.csv", style="dim", highlight=False)

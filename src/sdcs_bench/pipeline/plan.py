@@ -26,6 +26,7 @@ from sdcs_bench.trial.arms import Arm
 from sdcs_bench.core.errors import SpecSnapError, one_line, unknown
 from sdcs_bench.core.fsutil import TMP_PREFIX, atomic_write
 from sdcs_bench.core.paths import conf_dir, project_root, study_work_root
+from sdcs_bench.core.prices import PriceTable
 from sdcs_bench.pipeline.freshness import restore_order
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
@@ -62,6 +63,8 @@ class Plan:
     # directories, arm source files) and the agents as composed (their readiness is rechecked).
     sources: tuple[str, ...] = ()
     agents: dict[str, dict[str, Any]] | None = None
+    statistics: dict[str, Any] | None = None  # how the aggregate computes intervals (not part of any trial)
+    prices: dict[str, Any] | None = None  # conf/prices.yaml, checked (not part of any trial either)
 
     @property
     def study_dir(self) -> Path:
@@ -514,7 +517,27 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         sources.update(_image_sources({s["docker"][k] for s in sandboxes.values() for k in ("image", "score_image")}))
     _link_controls(trials)
     _validate_trials(trials, full_check)
-    return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents)
+    return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents,
+                statistics=_statistics(cfg), prices=read_prices().to_dict())
+
+
+def read_prices() -> PriceTable:
+    """``conf/prices.yaml`` (docs/cost.md), checked: the plan carries it (``plan/prices.json``) to the
+    stages that price calls and to the aggregate. No file: an empty table (every cost unknown)."""
+    import yaml
+
+    path = conf_dir() / PRICES_CONF
+    return PriceTable.parse(yaml.safe_load(path.read_text()) if path.is_file() else None)
+
+
+def _statistics(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The ``statistics`` settings (docs/statistics.md), checked before any work."""
+    from sdcs_bench.pipeline.stats import Settings
+
+    try:
+        return Settings.from_config(cfg.get("statistics")).to_dict()
+    except (ValueError, TypeError) as exc:
+        raise SpecSnapError(f"bad statistics settings: {exc}") from None
 
 
 @functools.cache
@@ -651,6 +674,10 @@ def render_plan(plan: Plan) -> dict[Path, str]:
             ]
         )
     files[plan.directory / "cells.tsv"] = buf.getvalue()
+    if plan.statistics is not None:
+        files[plan.directory / STATISTICS_FILE] = json.dumps(plan.statistics, indent=2, sort_keys=True) + "\n"
+    if plan.prices is not None:
+        files[plan.directory / PRICES_FILE] = json.dumps(plan.prices, indent=2, sort_keys=True) + "\n"
     for t in plan.trials:  # what the source and environment rules read (rewritten only when a pin changes)
         if t["workload"].get("repo"):
             files[plan.directory / "repos" / f"{t['workload']['id']}.json"] = json.dumps(
@@ -662,6 +689,9 @@ def render_plan(plan: Plan) -> dict[Path, str]:
 
 
 STUDY_FILE = "study.json"
+STATISTICS_FILE = "statistics.json"  # (StudyLayout.statistics_file)
+PRICES_FILE = "prices.json"  # (StudyLayout.prices_file)
+PRICES_CONF = "prices.yaml"
 
 
 def trial_json(trial: dict[str, Any], parts: dict[int, str] | None = None) -> str:

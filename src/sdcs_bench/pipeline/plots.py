@@ -2,7 +2,7 @@
 declared as DVC plots):
 
 - ``net_by_arm``: net retention (net / requirements) by arm, one bar per workload and variant, one
-  panel per agent;
+  panel per agent, each bar with its row's bootstrap interval as an error bar (none where n = 1);
 - ``tokens_vs_net``: every trial's tokens against its net retention;
 - ``requirement_survival``: per workload, the share of valid trials in which each requirement
   passed, for each agent and arm (which requirement an arm loses);
@@ -105,7 +105,9 @@ def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pat
     series = board["workload"] + " · " + board["variant"]
     if _modes(board)[1:]:  # several continuation modes: each its own bar
         series = series + " · " + board["continuation"]
-    board = board.assign(retention=board["net"] / board["n_requirements"], series=series)
+    board = board.assign(retention=board["net"] / board["n_requirements"], series=series,
+                         lo=board.get("net_lo", board["net"]) / board["n_requirements"],
+                         hi=board.get("net_hi", board["net"]) / board["n_requirements"])
     agents = list(dict.fromkeys(board["agent"]))
     from sdcs_bench.pipeline.labels import arm_order
 
@@ -116,19 +118,27 @@ def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pat
     for ax, agent in zip(axes, agents):
         rows = board[board["agent"] == agent]
         for i, name in enumerate(series):
-            part = rows[rows["series"] == name].set_index("arm")["retention"]
-            ax.bar([a + i * width - 0.4 + width / 2 for a in range(len(arms))], [part.get(arm, float("nan")) for arm in arms],
-                   width=width, label=name)
+            part = rows[rows["series"] == name].set_index("arm")
+            mean = [part["retention"].get(arm, float("nan")) for arm in arms]
+            # the row's bootstrap interval as an error bar (none where n < 2: no interval)
+            err = [[_extent(m, part[end].get(arm)) for arm, m in zip(arms, mean)] for end in ("lo", "hi")]
+            ax.bar([a + i * width - 0.4 + width / 2 for a in range(len(arms))], mean, width=width, label=name,
+                   yerr=err, capsize=2, error_kw={"elinewidth": 0.8})
         ax.set_xticks(range(len(arms)), arms, rotation=30, ha="right")
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("net / requirements")
         ax.set_title(f"{agent}\n({_sources(rows)})", fontsize=9)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.suptitle(f"Study {study}: net retention by arm")
+    fig.suptitle(f"Study {study}: net retention by arm (error bars: each mean's bootstrap interval)")
     fig.tight_layout()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=min(len(series), 4), fontsize=7,
                title="workload · variant")
     return _save(fig, out_dir, "net_by_arm")
+
+
+def _extent(mean: float, bound: float | None) -> float:
+    """How far an interval's bound lies from the mean (0 where there is no interval)."""
+    return 0.0 if bound is None or pd.isna(bound) or pd.isna(mean) else abs(bound - mean)
 
 
 def _modes(board: pd.DataFrame) -> list[str]:

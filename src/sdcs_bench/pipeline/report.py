@@ -35,6 +35,7 @@ from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline import leaderboard as lb
 from sdcs_bench.pipeline.aggregate import by_hand_cards
 from sdcs_bench.pipeline.labels import source_label
+from sdcs_bench.pipeline.stats import Settings
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import StudyLayout, TrialLayout
 
@@ -307,6 +308,8 @@ def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame
     tables = lb.published()["tables"]
     return env.get_template("index.html.j2").render(
         board=board, rows=rows, cards=cards.to_dict("records"), pivots=lb.pivots(board, tables),
+        paired=board.get("paired") or [], statistics=board.get("statistics") or Settings().to_dict(),
+        cost_line=board.get("cost_line") or "",
         published_tables=lb.document(study_dir)["published"]["tables"],
         plots=plots, legend=lb.LEGEND, published_label=lb.PUBLISHED_LABEL, local_label=lb.LOCAL_LABEL,
         csp=_csp(script), css=_asset("report.css"), script=script)

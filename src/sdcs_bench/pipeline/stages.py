@@ -187,6 +187,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             continuation=continuation,
             carry_in=carry_in,
             carry_out=stage_dir / CARRY if trial.continuation.carries_state else None,
+            seed=trial.seed,
         )
         if not record.get("infra_failure"):
             break
@@ -467,7 +468,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
         )
         resume = resume_report(records, lambda rel: _final_lines(final, rel))
     expected = expected_reference_score(trial.workload, trial.arm, trial.agent, trial.variant, successor=trial.successor,
-                                        continuation=trial.raw.get("continuation"))
+                                        continuation=trial.raw.get("continuation"), seed=trial.seed)
     card = {**trial.labels(), **card, "withhold": withhold_report(trial, card),
             "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
             "resume": resume, "expected": expected}

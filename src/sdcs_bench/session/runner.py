@@ -50,6 +50,7 @@ def run_session(
     continuation: dict[str, Any] | None = None,
     carry_in: Path | None = None,
     carry_out: Path | None = None,
+    seed: int = 0,
 ) -> dict[str, Any]:
     """Run one session. A reference policy's meter is counted under a token or turn cut rule, in
     every continuation (for the cost of resuming), and with ``keep_meter`` (the uninterrupted
@@ -78,7 +79,7 @@ def run_session(
         if continuation is not None:
             continuation = {**continuation, "carried_in": placed}
         ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key,
-                             continuation=continuation)
+                             continuation=continuation, seed=seed)
         record = _run(ctx, harness, backend, timeout_s, script, keep_meter)
         if continuation is not None:
             record["continuation"] = dict(continuation)

@@ -1,0 +1,58 @@
+"""A stochastic reference policy with a known distribution (docs/statistics.md): the statistics'
+ground truth.
+
+A gold-patch policy whose ``policy.keep`` is set *keeps* each requirement with probability ``p``:
+it is told only the kept requirements (its briefing leaves the others out, as a model that lacks
+them would), decided from the trial's seed. Each requirement's draw is a uniform number made from
+the seed and the requirement's id (SHA-256), so a trial is reproducible, its closed form exact, and
+trials of different seeds independent. ``keep.by_arm`` gives an arm its own ``p``: two arms draw
+the same uniforms for the same seed, so a difference planted between them is a *paired* one (the
+requirements kept under the lower ``p`` are kept under the higher one too).
+
+Over seeds, the number of kept requirements is Binomial(n, p), its mean ``n * p``; with every kept
+requirement passing (the oracle's behaviour: it knows the whole kept sprint in every session) that
+is the net score's distribution. The paired difference between arms of ``p1 < p2`` is
+Binomial(n, p2 - p1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from sdcs_bench.core.errors import SpecSnapError
+
+
+def keep_probability(policy: dict[str, Any], arm: str) -> float | None:
+    """The policy's ``p`` under ``arm`` (None: a deterministic policy)."""
+    keep = policy.get("keep")
+    if not keep:
+        return None
+    p = float((keep.get("by_arm") or {}).get(arm, keep.get("probability", 1.0)))
+    if not 0 <= p <= 1:
+        raise SpecSnapError(f"policy.keep: probability {p} for arm {arm!r} is not between 0 and 1")
+    return p
+
+
+def draw(seed: int, requirement: str) -> float:
+    """The uniform number in [0, 1) of one requirement in the trial of ``seed``."""
+    digest = hashlib.sha256(f"specsnap-keep:{int(seed)}:{requirement}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def dropped(policy: dict[str, Any], arm: str, seed: int, requirements: Iterable[str]) -> frozenset[str]:
+    """The requirements the policy does not keep in the trial of ``seed`` under ``arm``."""
+    p = keep_probability(policy, arm)
+    if p is None:
+        return frozenset()
+    return frozenset(r for r in requirements if draw(seed, r) >= p)
+
+
+def distribution(policy: dict[str, Any], arm: str, n: int) -> dict[str, Any] | None:
+    """The known distribution of the number of kept requirements (the net score of a policy that
+    passes every requirement it keeps)."""
+    p = keep_probability(policy, arm)
+    if p is None:
+        return None
+    return {"kind": "binomial", "n": n, "p": p, "mean": n * p, "sd": (n * p * (1 - p)) ** 0.5}

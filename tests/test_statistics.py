@@ -1,0 +1,164 @@
+"""The statistics beside every mean (docs/statistics.md): intervals, paired differences, power and
+run-to-run disagreement, checked against a policy whose distribution is known (ref_coin: each
+requirement kept with probability p, drawn from the trial's seed)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sdcs_bench.agents.stochastic import distribution, draw, dropped
+from sdcs_bench.pipeline import stats
+from sdcs_bench.pipeline.aggregate import leaderboard, paired_differences
+from sdcs_bench.trial import config
+from sdcs_bench.trial.workload import load_workload
+
+COIN = config.entity("agent", "ref_coin")["policy"]
+REQS = [r.id for r in load_workload("tier_2").requirements]  # its eight requirements (the draws depend on the ids)
+
+
+def kept(arm: str, seed: int) -> int:
+    """ref_coin's net score in one trial: the requirements it keeps (every one it keeps passes,
+    as the pipeline's closed forms check trial by trial)."""
+    return len(REQS) - len(dropped(COIN, arm, seed, REQS))
+
+
+def test_an_interval_is_seeded_reproducible_and_says_when_there_is_none():
+    values = [3, 5, 4, 6, 2, 5]
+    a = stats.interval(values, "cell/a")
+    assert a == stats.interval(values, "cell/a")  # the same bytes on a rerun
+    assert a.lo < a.mean < a.hi and a.n == 6
+    assert stats.interval(values, "cell/b") != a  # each cell its own resamples
+    assert stats.interval([4], "x") == stats.Interval(1, 4.0, None, None)
+    assert stats.interval([4], "x").text() == "n=1: no interval"
+    assert stats.interval([7, 7, 7], "x") == stats.Interval(3, 7.0, 7.0, 7.0)  # deterministic: zero width
+    assert stats.interval([], "x").text() == "n=0"
+    wider = stats.interval(values, "cell/a", stats.Settings(level=0.99))
+    assert wider.lo <= a.lo and wider.hi >= a.hi
+
+
+def test_settings_refuse_what_cannot_be_an_interval():
+    with pytest.raises(ValueError, match="resamples"):
+        stats.Settings.from_config({"resamples": 10})
+    with pytest.raises(ValueError, match="level"):
+        stats.Settings.from_config({"level": 95})
+    with pytest.raises(ValueError, match="valid: resamples, level, seed"):
+        stats.Settings.from_config({"resample": 1000})
+
+
+def test_power_and_trials_needed_agree_with_the_normal_approximation():
+    # a paired difference of 1 with sd 2: n = (2 * (1.96 + 0.8416) / 1)^2 = 31.4 -> 32
+    assert stats.trials_needed(1, 2) == 32
+    assert stats.power(32, 1, 2) >= 0.8 > stats.power(31, 1, 2)
+    assert stats.trials_needed(1, 2, paired_design=False) == 63  # two independent cells: twice the variance
+    assert stats.trials_needed(0.5, 0) == 2
+    with pytest.raises(ValueError, match="difference of 0"):
+        stats.trials_needed(0, 1)
+    # the published run-to-run figure: 4.8% disagreement is a full-marks sd of sqrt(0.024)
+    assert stats.sd_from_disagreement(0.048) == pytest.approx(math.sqrt(0.024))
+
+
+def test_the_draws_are_uniform_independent_and_nested_across_arms():
+    u = np.array([draw(seed, r) for seed in range(2000) for r in REQS])
+    assert abs(u.mean() - 0.5) < 0.01 and abs(u.var() - 1 / 12) < 0.005
+    for seed in range(50):  # the requirements kept under p = 0.5 are kept under 0.75 too
+        assert dropped(COIN, "State_MD_Only", seed, REQS) <= dropped(COIN, "Vanilla", seed, REQS)
+    assert distribution(COIN, "Vanilla", 8)["mean"] == 4 and distribution(COIN, "State_MD_Only", 8)["mean"] == 6
+    assert distribution({"knows_sprint": "always"}, "Vanilla", 8) is None  # deterministic policies have none
+
+
+def test_the_leaderboard_interval_of_the_stochastic_policy_covers_its_mean():
+    """The intervals study's rows, computed the way the aggregate computes them."""
+    cards = []
+    for arm in ("Vanilla", "State_MD_Only"):
+        for seed in range(20):
+            net = kept(arm, seed)
+            cards.append({"trial": f"{arm}{seed}", "workload": "tier_2", "arm": arm, "agent": "ref_coin",
+                          "agent_kind": "reference policy", "variant": "none", "seed": seed, "n_requirements": 8,
+                          "raw": net, "net": net, "tes": float(net), "tokens": 0, "s1_edit_survived": True,
+                          "expected_net": net, "expected_mean": 8 * (0.5 if arm == "Vanilla" else 0.75),
+                          "matches_expected": True, "poison_survived": "", "valid": True, "invalid_reasons": "",
+                          "tampered": False, "tamper_evidence": ""})
+    board = leaderboard(pd.DataFrame(cards)).set_index("arm")
+    for arm, mean in (("Vanilla", 4), ("State_MD_Only", 6)):
+        row = board.loc[arm]
+        assert row["n"] == 20 and row["expected_mean"] == mean
+        assert row["net_lo"] <= mean <= row["net_hi"], (arm, row["net_lo"], row["net_hi"])
+    (diff,) = paired_differences(pd.DataFrame(cards)).query("metric == 'net'").itertuples()
+    assert diff.pairs == 20 and diff.excludes_zero and diff.lo <= 2 <= diff.hi
+
+
+@pytest.mark.slow
+def test_coverage_of_the_95_percent_intervals_over_hundreds_of_seeds():
+    """400 cells of 20 trials each (8,000 seeds of ref_coin under Vanilla, Binomial(8, 0.5), mean
+    4): the share of cells whose 95% interval covers 4 is close to 95%. (A percentile bootstrap of
+    20 trials is known to run slightly short of its level.)"""
+    settings = stats.Settings()
+    covered = sum(stats.interval([kept("Vanilla", 20 * cell + i) for i in range(20)], f"cell{cell}", settings).covers(4)
+                  for cell in range(400))
+    coverage = covered / 400
+    print(f"\ncoverage of the 95% bootstrap intervals of ref_coin (n = 20 per cell, 400 cells): {coverage:.3f}")
+    assert 0.90 <= coverage <= 0.98
+
+
+@pytest.mark.slow
+def test_a_planted_paired_difference_is_detected_at_the_predicted_rate():
+    """Two arms of ref_coin whose p differ by 0.1 (0.5 and 0.6; nested draws: a paired difference
+    Binomial(8, 0.1), mean 0.8, sd 0.85). The power calculation ``specsnap power --from`` makes (the
+    paired bootstrap simulated on a pilot's differences: 200 seeds) predicts how often 400 fresh
+    studies of 8 seeds detect it (their paired interval excludes 0). The normal approximation, the
+    figure before any run, is printed beside it: for so few, skewed differences it is conservative."""
+    policy = {"keep": {"probability": 0.5, "by_arm": {"B": 0.6}}}
+
+    def differences(seeds):
+        return [len(dropped(policy, "A", s, REQS)) - len(dropped(policy, "B", s, REQS)) for s in seeds]
+
+    n, studies = 8, 400
+    predicted = stats.simulated_power(differences(range(100_000, 100_200)), n)
+    normal = stats.power(n, 0.8, math.sqrt(8 * 0.1 * 0.9))
+    detected = sum(stats.paired([0] * n, differences(range(n * i, n * i + n)), f"study{i}").excludes_zero
+                   for i in range(studies)) / studies
+    print(f"\nplanted paired difference 0.8 (sd 0.85), {n} pairs: detected in {detected:.3f} of {studies} studies; "
+          f"predicted {predicted:.3f} (simulated on a 200-seed pilot), {normal:.3f} (normal approximation)")
+    assert abs(detected - predicted) <= 0.06
+    assert normal <= detected  # the approximation errs on the side of more seeds
+
+
+def _intervals_study(tmp_path, seeds: int):
+    from test_pipeline import run_grid
+
+    return run_grid(tmp_path, "intervals", "intervals", seed=[str(s) for s in range(seeds)])
+
+
+@pytest.mark.pipeline
+def test_every_trial_of_the_stochastic_policy_lands_on_its_own_draw(tmp_path):
+    """Through Snakemake: each trial's net is its seed's draw (its closed form); the rows carry n,
+    the interval and the distribution's mean; the paired table compares the two arms seed by seed."""
+    board, run = _intervals_study(tmp_path, 4)
+    cards = pd.read_csv(run / "scorecards.csv")
+    assert len(cards) == 8 and cards["matches_expected"].all(), cards[["trial", "net", "expected_net"]]
+    for card in cards.itertuples():
+        assert card.net == kept(card.arm, card.seed), card.trial
+    assert set(cards.groupby("arm")["net"].nunique()) != {1}  # the seeds differ: a real distribution
+    board = board.set_index("arm")
+    assert board["n"].tolist() == [4, 4] and board.loc["Vanilla", "expected_mean"] == 4
+    assert (board["net_lo"] <= board["net"]).all() and (board["net"] <= board["net_hi"]).all()
+    paired = pd.read_csv(run / "paired.csv").query("metric == 'net'")
+    assert paired["pairs"].tolist() == [4]
+    want = np.mean([kept("State_MD_Only", s) - kept("Vanilla", s) for s in range(4)])
+    assert paired["difference"].iloc[0] == pytest.approx(want)
+
+
+@pytest.mark.pipeline
+@pytest.mark.slow
+def test_the_intervals_study_covers_the_true_means(tmp_path):
+    """The `intervals` study whole (40 trials): each row's 95% interval covers its distribution's mean
+    (4 and 6), and the paired difference's covers 2 and excludes 0."""
+    board, run = _intervals_study(tmp_path, 20)
+    for row in board.itertuples():
+        assert row.n == 20 and row.net_lo <= row.expected_mean <= row.net_hi, row
+    (diff,) = pd.read_csv(run / "paired.csv").query("metric == 'net'").itertuples()
+    assert diff.excludes_zero and diff.lo <= 2 <= diff.hi
