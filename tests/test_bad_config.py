@@ -109,12 +109,12 @@ def test_the_missing_key_message_suggests_a_choice_that_works(tmp_path):
 
 
 @pytest.mark.parametrize("config_args,message", [
-    (["stduy=smoke"], "specsnap: error: unknown --config key 'stduy'; valid choices: name, overrides, results, study"),
+    (["stduy=smoke"], "specsnap: error: unknown --config key 'stduy'; valid choices: budget_max_usd, budget_trial_max_usd, name, overrides, rerun_of, rerun_seed, rerun_share, results, study"),
     (["overrides=arm=Vanilla"], "specsnap: error: --config overrides is a list of Hydra overrides, "
                                 "e.g. overrides='[\"arm=[Vanilla]\"]', not 'arm=Vanilla'"),
     (['overrides=["agnt=[ref_oracle]"]'], "specsnap: error: override 'agnt=[ref_oracle]': unknown setting 'agnt'; "
                                           "grid axes: agent, arm, continuation, seed, successor, variant, workload; settings: agent_defaults, "
-                                          "sandbox, scoring, session (dotted, e.g. sandbox.backend=local)"),
+                                          "budget, sandbox, scoring, session, statistics (dotted, e.g. sandbox.backend=local)"),
     (['overrides=["sandbox.backnd=local"]'], "specsnap: error: override 'sandbox.backnd=local': sandbox has no "
                                              "setting 'backnd'; valid choices: backend, docker"),
 ])

@@ -32,7 +32,7 @@ def _expect(first: str, then: str, arm_name: str = "State_MD_Only") -> int:
 
 def test_a_handoff_is_a_grid_axis_named_in_the_trial_id_and_planned_once_when_it_is_the_agent_itself(tmp_path):
     run = _plan(tmp_path, "agent=[ref_verbatim_notes,ref_amnesiac]", "successor=[same,ref_amnesiac]", "arm=Vanilla",
-                "variant=none")
+                "variant=none", "seed=[0]")
     assert run.returncode == 0, run.stderr
     cells = next(tmp_path.glob("*/plan/cells.tsv"))
     rows = [line.split("\t") for line in cells.read_text().splitlines()]

@@ -27,7 +27,7 @@ moto_server = pytest.importorskip("moto.server")
 
 BUCKET = "specsnap-results"
 ACCESS_KEY, SECRET_KEY = "AKIASPECSNAPSTANDIN1", "specsnap-stand-in-secret-8d1f"
-ONE_TRIAL = 'overrides=["agent=[ref_oracle]","arm=[Vanilla]","variant=[none]"]'
+ONE_TRIAL = 'overrides=["agent=[ref_oracle]","arm=[Vanilla]","variant=[none]","seed=[0]"]'
 PROFILE = ROOT / "workflow" / "profiles" / "kubernetes"
 
 
@@ -64,7 +64,8 @@ def test_the_profile_plans_every_stage_with_its_inputs_in_storage(s3, tmp_path):
     out = dry.stdout + dry.stderr
     stats = {line.split()[0]: int(line.split()[1]) for line in out.splitlines()
              if len(line.split()) == 2 and line.split()[1].isdigit() and not line.split()[0].endswith(":")}
-    assert stats == {"publish_plan": 2, "scaffold": 1, "session": 2, "score": 1, "aggregate": 1, "report": 1, "all": 1, "total": 9}
+    # (the cells, the trial, and the statistics settings and price table the aggregate reads)
+    assert stats == {"publish_plan": 4, "scaffold": 1, "session": 2, "score": 1, "aggregate": 1, "report": 1, "all": 1, "total": 11}
     assert f"s3://{BUCKET}/results/" in out
 
 

@@ -167,3 +167,28 @@ def test_a_forwarded_call_counts_even_when_its_caller_died(tmp_path):
                 time.sleep(0.05)
     rows = read_ledger(tmp_path / "fw.jsonl")
     assert len(rows) == 1 and _components(rows[0]) == usage and rows[0]["client_gone"] is True
+
+
+@pytest.mark.parametrize("target", ["@{host}/v1/messages", "{host}/v1/messages", ".{host}/v1/messages",
+                                    "http://{host}/v1/messages"])
+def test_a_request_path_cannot_redirect_a_forwarded_call_to_another_host(tmp_path, target):
+    """Hostile: an agent writes its own request line so that `upstream + path` names a server it
+    runs (`https://api.example.com@127.0.0.1:P/...`), to collect the API key and report a $0 call.
+    The proxy refuses every path that is not an absolute path of the upstream, before it forwards."""
+    import http.client
+
+    usage = {"uncached_input": 0, "cache_read": 0, "cache_write": 0, "output": 0, "reasoning": 0}
+    evil = ModelProxy(ledger=tmp_path / "evil.jsonl", script=_script(tmp_path, [{"text": "free", "usage": usage}])
+                      .for_session(1, {}), dump_dir=tmp_path / "evil-dump")
+    with evil, ModelProxy(ledger=tmp_path / "fw.jsonl", mode="forward",
+                          upstreams={"anthropic": "https://api.example.invalid"}) as proxy:
+        host = evil.url.removeprefix("http://")
+        conn = http.client.HTTPConnection(proxy.url.removeprefix("http://"))
+        conn.request("POST", target.format(host=host), body=json.dumps({"model": "m"}),
+                     headers={"x-api-key": "sk-test-secret-123456", "content-type": "application/json"})
+        resp = conn.getresponse()
+        resp.read()
+    assert resp.status == 400
+    assert read_ledger(tmp_path / "evil.jsonl") == []  # nothing reached the agent's own server
+    rows = read_ledger(tmp_path / "fw.jsonl")
+    assert all(r["status"] == 400 and not r.get("usage") for r in rows)

@@ -4,6 +4,7 @@ requirement kept with probability p, drawn from the trial's seed)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -162,3 +163,57 @@ def test_the_intervals_study_covers_the_true_means(tmp_path):
         assert row.n == 20 and row.net_lo <= row.expected_mean <= row.net_hi, row
     (diff,) = pd.read_csv(run / "paired.csv").query("metric == 'net'").itertuples()
     assert diff.excludes_zero and diff.lo <= 2 <= diff.hi
+
+
+def test_power_before_any_run_uses_the_published_run_to_run_figure():
+    from conftest import specsnap
+
+    result = specsnap("power", "--metric", "full_marks", "--delta", "0.1")
+    assert result.returncode == 0, result.stderr
+    assert "4.8% disagreement" in result.stdout and "trials per cell (normal approximation): 38" in result.stdout
+    net = specsnap("power", "--delta", "1")
+    assert net.returncode == 2 and "use --metric full_marks" in net.stderr and "--from RUN" in net.stderr
+    bad = specsnap("power", "--delta", "1", "--metric", "nett")
+    assert bad.returncode == 2 and "valid choices: full_marks, net" in bad.stderr
+
+
+def test_power_from_a_finished_study_pools_its_paired_differences(tmp_path):
+    from conftest import specsnap
+
+    run = tmp_path / "results" / "pilot"
+    run.mkdir(parents=True)
+    cards = [{"trial": f"{arm}{seed}", "workload": "tier_2", "arm": arm, "agent": "m", "variant": "none",
+              "continuation": "reset", "seed": seed, "net": net, "n_requirements": 8, "valid": True}
+             for seed, (v, s) in enumerate([(3, 5), (4, 5), (2, 5), (5, 6)])
+             for arm, net in (("Vanilla", v), ("State_MD_Only", s))]
+    pd.DataFrame(cards).to_csv(run / "scorecards.csv", index=False)
+    (run / "leaderboard.json").write_text("{}")
+    result = specsnap("power", "--delta", "1", "--from", "pilot", "--results", str(tmp_path / "results"), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    sd = float(np.std([2, 1, 3, 1], ddof=1))  # the differences 2, 1, 3, 1
+    assert report["design"] == "paired (same seed)" and report["sd"] == pytest.approx(sd)
+    assert report["n_normal"] == stats.trials_needed(1, sd) and report["n_simulated"] >= 5
+
+
+@pytest.mark.pipeline
+def test_a_rerun_batch_repeats_a_share_of_the_cells_and_reports_no_disagreement_for_reference_policies(tmp_path):
+    from conftest import ROOT, specsnap
+    from test_pipeline import snakemake
+
+    first = snakemake(tmp_path, "--cores", "2", "--config", "study=smoke", "name=first",
+                      'overrides=["agent=[ref_oracle,ref_null]","arm=[Vanilla]"]')
+    assert first.returncode == 0, first.stderr[-3000:]
+    result = specsnap("--root", str(ROOT), "rerun", "--from", "first", "--share", "0.5", "--seed", "3", "--results",
+                      "results", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    batch = tmp_path / "results" / "first.rerun-s3"
+    cards = pd.read_csv(batch / "scorecards.csv")
+    assert len(cards) == 2 and cards["agent"].nunique() == 1 and sorted(cards["seed"]) == [0, 1]  # one cell, both seeds
+    assert set(cards["trial"]) <= set(pd.read_csv(tmp_path / "results" / "first" / "scorecards.csv")["trial"])
+    assert "full marks disagree: 0 of 2 (0.0%)" in result.stdout and "0 by construction" in result.stdout
+    saved = json.loads((batch / "stability.json").read_text())
+    assert saved["matched"] == 2 and saved["net_rate"] == 0 and saved["reference_only"]
+    # the batch is a run of its own: the finished run is untouched, and a second rerun does nothing new
+    again = specsnap("stability", "first", "first.rerun-s3", "--results", "results", cwd=tmp_path)
+    assert again.returncode == 0 and "2 matched trial(s)" in again.stdout

@@ -567,6 +567,97 @@ def plan(
     print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed", file=sys.stderr)
 
 
+@app.command("power")
+def power(
+    delta: Annotated[float, typer.Option("--delta", help="the smallest difference worth detecting (requirements "
+                                                         "for net; a share for full_marks)")],
+    metric: Annotated[str, typer.Option("--metric", help="net (requirements) or full_marks (share of trials)")] = "net",
+    from_run: Annotated[Optional[str], typer.Option("--from", help="a finished run whose variance to use (a pilot); "
+                                                                   "without it: the published run-to-run figure")] = None,
+    target: Annotated[float, typer.Option("--power", help="the chance of detecting it")] = 0.8,
+    level: Annotated[float, typer.Option("--level", help="the interval's coverage")] = 0.95,
+    results: ResultsOpt = Path("results"),
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """How many trials per cell detect a difference of --delta (docs/statistics.md#how-many-seeds)."""
+    from sdcs_bench.pipeline.power import power_report
+
+    report = power_report(delta, metric=metric, target=target, level=level,
+                          run_dir=_run_dir(results, from_run) if from_run else None)
+    print(json.dumps(report.to_dict(), indent=2) if as_json else "\n".join(report.lines()))
+
+
+@app.command("rerun")
+def rerun(
+    from_run: Annotated[str, typer.Option("--from", help="the finished run to repeat part of")],
+    share: Annotated[float, typer.Option("--share", help="the share of its cells (leaderboard rows) to repeat")] = 0.25,
+    seed: Annotated[int, typer.Option("--seed", help="the seed that chooses the cells")] = 0,
+    name: Annotated[Optional[str], typer.Option("--name", help="the batch's run (default <run>.rerun-s<seed>)")] = None,
+    cores: Annotated[int, typer.Option("--cores", min=1, help="Snakemake's --cores")] = 2,
+    results: ResultsOpt = Path("results"),
+) -> None:
+    """Run a random share of a finished run's cells again, the same trials and seeds, as a batch of its
+    own, then print the run-to-run disagreement (docs/statistics.md#run-to-run-stability)."""
+    import subprocess
+
+    from sdcs_bench.core.paths import project_root
+    from sdcs_bench.pipeline import stability
+    from sdcs_bench.pipeline.plan import STUDY_FILE
+
+    first = _run_dir(results, from_run)
+    try:
+        ident = json.loads((first / "plan" / STUDY_FILE).read_text())
+    except (OSError, ValueError):
+        raise SpecSnapError(f"{first}: no planned run to repeat (plan/{STUDY_FILE})") from None
+    subset = stability.Subset(from_run, share, seed)
+    batch = name or subset.default_name
+    overrides = "[" + ",".join(json.dumps(o) for o in ident.get("overrides") or []) + "]"
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(project_root() / "Snakefile"), "--cores", str(cores),
+           "--config", f"study={ident['study']}", f"overrides={overrides}", f"name={batch}", f"results={results}",
+           f"rerun_of={from_run}", f"rerun_share={share}", f"rerun_seed={seed}"]
+    print(f"specsnap: running {share:.0%} of {from_run}'s cells again as run {batch}", file=sys.stderr, flush=True)
+    if subprocess.run(cmd).returncode != 0:
+        raise SpecSnapError(f"the batch {batch} did not finish (Snakemake's messages above); run the same command to "
+                            "resume it")
+    result = stability.compare(first, results / batch)
+    stability.write(result, results / batch)
+    print("\n".join(stability.lines(result)))
+
+
+@app.command("stability")
+def stability_command(
+    first: Annotated[str, typer.Argument(help="the finished run")],
+    second: Annotated[str, typer.Argument(help="the batch that repeated some of its trials")],
+    results: ResultsOpt = Path("results"),
+    as_json: Annotated[bool, typer.Option("--json", help="print the comparison as JSON")] = False,
+) -> None:
+    """The run-to-run disagreement of the trials two runs share: on full marks and on net
+    (docs/statistics.md#run-to-run-stability); written to <second>/stability.json."""
+    from sdcs_bench.pipeline import stability
+
+    result = stability.compare(_run_dir(results, first), _run_dir(results, second))
+    stability.write(result, results / second)
+    print(json.dumps(result, indent=2) if as_json else "\n".join(stability.lines(result)))
+
+
+@app.command("estimate")
+def estimate(
+    study: Annotated[str, typer.Option("--study", help="the study to estimate (see `specsnap list studies`)")] = "smoke",
+    override: Annotated[Optional[list[str]], typer.Option("--override", help="a Hydra override, as for plan")] = None,
+    pilot: Annotated[Optional[str], typer.Option("--pilot", help="a finished run whose ledgers to estimate from")] = None,
+    results: ResultsOpt = Path("results"),
+    as_json: Annotated[bool, typer.Option("--json", help="print the estimate as JSON")] = False,
+) -> None:
+    """Sessions, tokens and dollars per agent for a planned study, each with its basis (docs/cost.md)."""
+    from sdcs_bench.pipeline import estimate as est
+
+    found, _ = est.estimate(study, override or [], _run_dir(results, pilot) if pilot else None, results)
+    if as_json:
+        print(json.dumps([e.to_dict() for e in found], indent=2))
+    else:
+        print("\n".join(est.lines(found, study)))
+
+
 @app.command("aggregate")
 def aggregate(
     study: AggregateRunOpt = "smoke",

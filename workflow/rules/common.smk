@@ -25,7 +25,9 @@ gc.set_threshold(100_000, 20, 100)
 # cluster without a shared file system given only the workflow's sources, from the copy of the
 # same checkout its job image carries: containers/job/).
 PROJECT_ROOT = str(workflow_project(Path(workflow.main_snakefile).parent, workflow.is_main_process))
+from sdcs_bench.pipeline.budgets import apply_budget
 from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, CacheLayout, StudyLayout
+from sdcs_bench.pipeline.stability import Subset
 from sdcs_bench.pipeline.plan import (
     API_PROVIDERS,
     CELLS_VAR,
@@ -36,6 +38,13 @@ from sdcs_bench.pipeline.plan import (
     unpack_cells,
 )
 
+
+
+# Snakemake options that run no job (a budget is applied only by a run that may run some).
+NO_JOB_FLAGS = {"--dry-run", "--dryrun", "--dag", "--rulegraph", "--filegraph", "--d3dag", "--summary",
+                "--detailed-summary", "--list-changes", "--lc", "--list-input-changes", "--li", "--list-params-changes",
+                "--lp", "--list-code-changes", "--list-rules", "--list-target-rules", "--unlock", "--lint",
+                "--containerize", "--archive", "--cleanup-metadata", "--delete-all-output", "--delete-temp-output"}
 
 
 def stop(message):
@@ -57,8 +66,12 @@ validate(config, schema=str(Path(PROJECT_ROOT) / "workflow" / "schemas" / "confi
 STUDY_NAME = config["study"]
 RESULTS = config["results"]
 try:
+    # A rerun batch (docs/statistics.md#run-to-run-stability): a share of a finished run's cells again.
+    SUBSET = Subset(config["rerun_of"], float(config["rerun_share"]), int(config["rerun_seed"])) \
+        if config.get("rerun_of") else None
     # results/<study>, or results/<study>+<digest of the overrides>, or results/<name>
-    RUN = run_name(STUDY_NAME, list(config["overrides"]), config.get("name") or None)
+    RUN = run_name(STUDY_NAME, list(config["overrides"]),
+                   config.get("name") or (SUBSET.default_name if SUBSET else None))
 except SpecSnapError as exc:
     stop(exc)
 STUDY_DIR = f"{RESULTS}/{RUN}"
@@ -76,7 +89,16 @@ if workflow.is_main_process:
     try:
         # Composes only when the plan on disk is not current (plan.inputs.json), so a no-op rerun
         # costs no composition, while an edit of conf/ or tiers/ replans.
-        ensure_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None)
+        ensure_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None, subset=SUBSET)
+        # The run's budget (docs/cost.md): the planned one with this command line's over it; when it
+        # was raised, the trials a smaller one stopped are opened again (their stopped session reruns).
+        # (Snakemake says whether this is a dry run only after the Snakefile is read: its command line
+        # does. Any invocation that runs no job counts as one: it changes no budget and moves nothing.)
+        dry = any(a.split("=")[0] in NO_JOB_FLAGS or re.fullmatch(r"-[A-Za-z]*[nS][A-Za-z]*", a) for a in sys.argv[1:])
+        for line in apply_budget(Path(STUDY_DIR), {"max_usd": config.get("budget_max_usd"),
+                                                   "trial_max_usd": config.get("budget_trial_max_usd")}, dry,
+                                 shared=workflow.storage_settings.default_storage_provider is None):
+            print(f"specsnap: {line}", file=sys.stderr)
     except SpecSnapError as exc:
         stop(exc)
     except OSError as exc:

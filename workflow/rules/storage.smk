@@ -11,6 +11,6 @@ if IN_STORAGE:
         output:
             f"{PLAN_DIR}/{{plan_file}}",
         wildcard_constraints:
-            plan_file=r"cells\.tsv|(trials|repos)/[^/]+\.json",
+            plan_file=r"cells\.tsv|(statistics|prices|budget)\.json|(trials|repos)/[^/]+\.json",
         shell:
             "cp {input} {output}"

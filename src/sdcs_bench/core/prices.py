@@ -118,6 +118,15 @@ class PriceTable:
         return price.cost(usage) if price else None
 
 
+def row_cost(table: PriceTable, row: dict[str, Any]) -> float | None:
+    """One ledger row's cost: an answered model call (``generate``, HTTP 200) with no usage in its
+    reply is unknown (None), never free; a refused or failed call used nothing."""
+    usage = row.get("usage")
+    if not usage and row.get("kind") == "generate" and row.get("status") == 200 and not row.get("refused"):
+        return None
+    return table.call_cost(row.get("model"), usage)
+
+
 def add(*costs: float | None) -> float | None:
     """A sum of costs: unknown (None) as soon as one part is."""
     total = 0.0
@@ -133,7 +142,7 @@ def ledger_cost(table: PriceTable, rows: list[dict[str, Any]]) -> tuple[float | 
     that have none."""
     unpriced, costs = 0, []
     for row in rows:
-        cost = table.call_cost(row.get("model"), row.get("usage"))
+        cost = row_cost(table, row)
         if cost is None:
             unpriced += sum(int((row.get("usage") or {}).get(k) or 0) for k in (*KINDS, "reasoning"))
         costs.append(cost)

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.core.prices import PriceTable, add, ledger_cost
+from sdcs_bench.core.prices import PriceTable, add, ledger_cost, row_cost
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
@@ -50,6 +50,7 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "net": card["net"],
         "tes": card["tes"],
         "valid": card.get("valid", True),
+        "budget_exhausted": bool(card.get("budget_exhausted", False)),
         "invalid_reasons": " | ".join((card.get("integrity") or {}).get("problems") or []),
         "tampered": bool(card.get("tampered", False)),
         "tamper_evidence": " | ".join(card.get("tamper_evidence") or []),
@@ -242,7 +243,7 @@ def _call_rows(calls_by_stage: dict[str, list[dict[str, Any]]], card: dict[str, 
                 "refused": call.get("refused"), "latency_s": call.get("latency_s"), "source": call.get("source"),
                 **{f"tokens_{k}": usage.get(k) for k in ("uncached_input", "cache_read", "cache_write", "output",
                                                           "reasoning", "total")},
-                "cost_usd": prices.call_cost(call.get("model"), usage),
+                "cost_usd": row_cost(prices, call),
             })
     return rows
 
@@ -344,11 +345,16 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
                "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None,
                "successor_source": "", **dict.fromkeys(RESUME_MEANS, float("nan")), "continuation": "reset",
                "expected_mean": float("nan"), "cost_usd": float("nan"), "cost_unpriced_tokens": 0,
+               "budget_exhausted": False,
                **dict.fromkeys(HANDOFF_MEANS, float("nan"))}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
-    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool), tampered=scorecards["tampered"].astype(bool))
+    stopped = scorecards["budget_exhausted"].fillna(False).astype(bool)
+    # A trial the budget stopped (docs/cost.md) is neither a result nor invalid: counted apart, in no mean.
+    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool) | stopped, budget_exhausted=stopped,
+                                   tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
         trials=("trial", "count"), invalid=("valid", lambda v: int((~v).sum())),
+        budget_exhausted=("budget_exhausted", "sum"),
         tampered=("tampered", lambda v: int(v.sum())),
         tamper_evidence=("tamper_evidence", lambda s: " | ".join(sorted({e.split(" | ")[0] for e in s.fillna("") if e}))),
         n_requirements=("n_requirements", "first"),
@@ -369,7 +375,8 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
         cost_usd_total=("cost_usd", lambda v: v.sum() if v.notna().all() else float("nan")),
         cost_unpriced_tokens=("cost_unpriced_tokens", "sum"),
     )
-    scores = scorecards[scorecards["valid"]].groupby(GROUP, sort=True).agg(
+    counted = scorecards[scorecards["valid"] & ~scorecards["budget_exhausted"]]
+    scores = counted.groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
         turns=("turns", "mean"), baseline_kept=("baseline_ok", "mean"),
         s1_edit_survived=("s1_edit_survived", _known_mean),
@@ -379,7 +386,7 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
         **{col: (col, _known_mean) for col in RESUME_MEANS},
         **{col: (col, _known_mean) for col in HANDOFF_MEANS},
     )
-    board = counts.join(scores, how="left").join(_intervals(scorecards[scorecards["valid"]], settings),
+    board = counts.join(scores, how="left").join(_intervals(counted, settings),
                                                   how="left").reset_index()
     board["n"] = board["n"].fillna(0).astype(int)
     board["net_interval"] = [stats.Interval(n, mean, lo, hi).text() for n, mean, lo, hi in
@@ -390,7 +397,8 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
     board["source"] = [handoff_label(source_label(kind, model, harness), then)
                        for kind, model, harness, then in board[["agent_kind", "model", "harness", "successor_source"]]
                        .fillna("").itertuples(index=False)]
-    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "n", "n_requirements", "raw", "net",
+    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "budget_exhausted", "n",
+            "n_requirements", "raw", "net",
             "net_interval", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi")), "tes", "tokens",
             "cost_usd", "cost_usd_total", "cost_unpriced_tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
@@ -425,7 +433,7 @@ def paired_differences(scorecards: pd.DataFrame, settings: stats.Settings = stat
     if scorecards.empty:
         return pd.DataFrame(columns=PAIRED_COLUMNS)
     cards = scorecards.assign(continuation=scorecards.get("continuation", "reset"))
-    cards = cards[cards["valid"].astype(bool)]
+    cards = cards[stats.counted(cards)]
     rows = []
     for axis, base in PAIRED_AXES:
         if base not in set(cards[axis]) or cards[axis].nunique() < 2:
@@ -555,6 +563,19 @@ def _family_sections(board: pd.DataFrame) -> list[tuple[pd.DataFrame, str, str, 
     ]
 
 
+# The warnings at the top of leaderboard.md: (column counting the trials, head, what it means).
+WARNINGS = (
+    ("invalid", "INVALID", "failed the integrity check** (a cleaved edit was committed, or an edit went unseen by the "
+     "watcher). They are counted in `invalid` and left out of every score; `scorecards.csv` gives the reasons."),
+    ("budget_exhausted", "BUDGET", "stopped by the run's budget** (the proxy refused a model call once the budget was "
+     "reached). They are neither results nor the agent's failures: counted in `budget_exhausted`, left out of every "
+     "score. A rerun with a larger budget (`--config budget_max_usd=...`) continues them (docs/cost.md)."),
+    ("tampered", "TAMPERED", "forged test verdicts** (a sentinel test got the wrong verdict, the report or exit status "
+     "was changed, the test tree or the runner was modified). They score zero and count in every mean; "
+     "`scorecards.csv` gives the evidence."),
+)
+
+
 def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = None,
                 settings: stats.Settings = stats.Settings()) -> str:
     lines = [f"# SpecSnap leaderboard: study `{study}`", ""]
@@ -562,17 +583,11 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
         lines += [f"> {REFERENCE_NOTICE}", ""]
     if (board["agent_kind"] == REPLAY_KIND).any():
         lines += [f"> {REPLAY_NOTICE}", ""]
-    invalid = int(board["invalid"].sum())
-    if invalid:
-        lines += [f"> **INVALID: {invalid} trial{'s' if invalid != 1 else ''} failed the integrity check** (a cleaved "
-                  "edit was committed, or an edit went unseen by the watcher). They are counted in `invalid` and "
-                  "left out of every score; `scorecards.csv` gives the reasons.", ""]
-    tampered = int(board["tampered"].sum())
-    if tampered:
-        lines += [f"> **TAMPERED: {tampered} trial{'s' if tampered != 1 else ''} forged {'their' if tampered != 1 else 'its'} "
-                  "test verdicts** (a sentinel test got the wrong verdict, the report or exit status was changed, "
-                  "the test tree or the runner was modified). They score zero and count in every mean; "
-                  "`scorecards.csv` gives the evidence.", ""]
+    for column, head, text in WARNINGS:
+        count = int(board[column].sum())
+        if count:
+            lines += [f"> **{head}: {count} trial{'s' if count != 1 else ''} {text}", ""]
+    tampered, stopped = int(board["tampered"].sum()), int(board["budget_exhausted"].sum())
     level = f"{settings.level:.0%}"
     lines += [f"`net` is the mean over the row's `n` valid trials; `net {level} CI` its {level} percentile-bootstrap "
               f"interval ({settings.resamples} resamples, seed {settings.seed}; none for n = 1; zero width when every "
@@ -590,6 +605,8 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
         cols.insert(cols.index("s1_edit_survived"), "defects_survived")
     if tampered:
         cols.append("tamper_evidence")  # the first piece of evidence of each tampered trial
+    if stopped:
+        cols.insert(cols.index("n"), "budget_exhausted")
     if (board["agent_kind"] != REFERENCE_KIND).any():  # what a model's trials cost (docs/cost.md)
         cols[cols.index("tokens") + 1:cols.index("tokens") + 1] = ["cost_usd", "cost_usd_total"]
     lines += [_cost_line(board), ""]

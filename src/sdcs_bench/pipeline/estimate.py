@@ -75,13 +75,15 @@ def _pilot_sessions(pilot_dir: Path) -> pd.DataFrame:
 
         raise SpecSnapError(f"--pilot {pilot_dir}: no ledger.csv and scorecards.csv there (a finished, aggregated run)")
     rows = pd.read_csv(ledger)
+    if "status" in rows:  # a session the budget stopped is no measure of what one costs
+        rows = rows[rows["status"] != "budget_exhausted"]
     workloads = pd.read_csv(cards, usecols=["trial", "workload"])
     return rows.merge(workloads, on="trial", how="left")
 
 
 def estimate(study: str, overrides: list[str] | None = None, pilot_dir: Path | None = None,
              results: Path = Path("results")) -> tuple[list[AgentEstimate], PriceTable]:
-    plan = make_plan(study, list(overrides or []), results)
+    plan = make_plan(study, list(overrides or []), results, keys=False)  # (an estimate needs no key)
     prices = read_prices()
     pilot = _pilot_sessions(pilot_dir) if pilot_dir is not None else None
     by_agent: dict[str, AgentEstimate] = {}

@@ -81,6 +81,11 @@ class StudyLayout:
         """The price table (conf/prices.yaml) as planned: what the aggregate and a budget price calls by."""
         return f"{self.plan_dir}/prices.json"
 
+    @property
+    def budget_file(self) -> str:
+        """The budget as planned (conf's ``budget``); the run's effective limits: ``budget/budget.json``."""
+        return f"{self.plan_dir}/budget.json"
+
     def repo_file(self, workload: str) -> str:
         """A real repository's source pin, environment and interpreter, as planned."""
         return f"{self.plan_dir}/repos/{workload}.json"

@@ -36,6 +36,7 @@ from sdcs_bench.trial.spec import api_provider
 from sdcs_bench.trial.continuation import RESET, Continuation, handoff_stage
 from sdcs_bench.trial.workload import CleaveRule, load_workload
 from sdcs_bench.pipeline.repos import repo_plan
+from sdcs_bench.pipeline.stability import Subset, subset_trials
 from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
 from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
 
@@ -65,6 +66,8 @@ class Plan:
     agents: dict[str, dict[str, Any]] | None = None
     statistics: dict[str, Any] | None = None  # how the aggregate computes intervals (not part of any trial)
     prices: dict[str, Any] | None = None  # conf/prices.yaml, checked (not part of any trial either)
+    budget: dict[str, Any] | None = None  # the planned budget (docs/cost.md); the run's command line may raise it
+    subset: dict[str, Any] | None = None  # a rerun batch: the finished run and share it repeats
 
     @property
     def study_dir(self) -> Path:
@@ -339,11 +342,11 @@ def check_policy_meters(agent_cfg: dict[str, Any], variant_cfg: dict[str, Any], 
                             "gold-patch reference policy or a real agent")
 
 
-def check_agent_ready(agent_cfg: dict[str, Any]) -> dict[str, Any]:
+def check_agent_ready(agent_cfg: dict[str, Any], key: bool = True) -> dict[str, Any]:
     """Everything a real agent needs, checked before any work starts: a known harness, its binary
     installed, its replay script valid (replay mode) or its API key in the environment (forward).
     Returns the agent as a trial carries it: a replay script's content embedded, so no stage
-    reads ``conf/``."""
+    reads ``conf/``. ``key=False``: the key is not asked for (a plan that runs nothing: an estimate)."""
     from sdcs_bench.agents import make_harness
     from sdcs_bench.agents.credentials import api_key, proxy_mode
     from sdcs_bench.agents.real import RealHarness
@@ -361,7 +364,7 @@ def check_agent_ready(agent_cfg: dict[str, Any]) -> dict[str, Any]:
         if isinstance(data.get("sessions"), dict):  # (keys as the trial file's JSON holds them: 1, handoff_2)
             data = {**data, "sessions": {str(k): v for k, v in data["sessions"].items()}}
         agent_cfg = {**agent_cfg, "replay_script_data": data}
-    else:
+    elif key:
         api_key(agent_cfg)
     if isinstance(harness, RealHarness) and harness.pin is not None:
         harness.binary()
@@ -378,9 +381,10 @@ def _relative(path: Path) -> str:
 
 
 def make_plan(study: str, overrides: list[str] = (), results: Path = Path("results"), name: str | None = None,
-              progress: Callable[..., None] | None = None) -> Plan:
+              progress: Callable[..., None] | None = None, subset: Subset | None = None, keys: bool = True) -> Plan:
+    """The plan of a study (``keys=False``: without asking for API keys, for a plan that runs nothing)."""
     config.check_option("study", study)
-    run = run_name(study, overrides, name)
+    run = run_name(study, overrides, name or (subset.default_name if subset else None))
     study_dir = Path(results) / run
     grid_overrides, hydra_overrides = split_overrides(list(overrides))
     try:
@@ -397,7 +401,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     _check_grid(grid)
     config.prefetch((axis, name) for axis in ("agent", "arm", "variant") for name in grid[axis])
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
-    agents = {name: check_agent_ready(config.entity("agent", name))
+    agents = {name: check_agent_ready(config.entity("agent", name), key=keys)
               for name in dict.fromkeys([*grid["agent"], *(s for s in grid["successor"] if s != SAME)])}
     trials = []
     full_check = []  # per trial: validate all of it, or only what differs from an equal trial of another seed
@@ -517,8 +521,62 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         sources.update(_image_sources({s["docker"][k] for s in sandboxes.values() for k in ("image", "score_image")}))
     _link_controls(trials)
     _validate_trials(trials, full_check)
+    prices = read_prices()
+    budget = _budget(cfg)
+    if subset is not None:
+        trials = _subset(trials, subset, study, list(overrides), Path(results))
     return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(sources)), agents,
-                statistics=_statistics(cfg), prices=read_prices().to_dict())
+                statistics=_statistics(cfg), prices=prices.to_dict(), budget=budget,
+                subset=subset.to_dict() if subset else None)
+
+
+BUDGET_KEYS = ("max_usd", "trial_max_usd")
+
+
+def _budget(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The ``budget`` settings (docs/cost.md): ``max_usd`` for the run, ``trial_max_usd`` for any one
+    trial, each a number > 0 or null."""
+    budget = dict(cfg.get("budget") or {})
+    unknown_keys = sorted(set(budget) - set(BUDGET_KEYS))
+    if unknown_keys:
+        raise SpecSnapError(f"unknown budget setting {unknown_keys[0]!r}", BUDGET_KEYS)
+    return {k: check_limit(f"budget.{k}", budget.get(k)) for k in BUDGET_KEYS}
+
+
+def check_limit(name: str, value: Any) -> float | None:
+    """A budget limit: a number of dollars > 0, or None (no limit)."""
+    if value is None or value == "null":
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = float("nan")
+    if not 0 < number < float("inf"):
+        raise SpecSnapError(f"{name} is {value!r}: a number of dollars > 0, or null for no limit")
+    return number
+
+
+def _subset(trials: list[dict[str, Any]], subset: Subset, study: str, overrides: list[str],
+            results: Path) -> list[dict[str, Any]]:
+    """The trials of a rerun batch (docs/statistics.md#run-to-run-stability): those of the chosen
+    cells of the finished run ``subset.of``, which must hold this very study and overrides."""
+    finished = results / subset.of / "plan"
+    try:
+        recorded = json.loads((finished / STUDY_FILE).read_text())
+        cells = read_cells(finished / "cells.tsv")
+    except (OSError, ValueError) as exc:
+        raise SpecSnapError(f"rerun_of={subset.of}: no finished run's plan at {finished} ({exc})") from None
+    if (recorded.get("study"), recorded.get("overrides_key")) != (study, override_key(overrides)):
+        raise SpecSnapError(f"rerun_of={subset.of} holds study {recorded.get('study')!r} with overrides "
+                            f"{recorded.get('overrides')}; a rerun repeats its trials, so it takes the same study and "
+                            f"overrides (specsnap rerun --from {subset.of} reads them for you)")
+    chosen = subset_trials(cells, subset)
+    kept = [t for t in trials if t["trial_id"] in chosen]
+    missing = sorted(chosen - {t["trial_id"] for t in kept})
+    if missing:
+        raise SpecSnapError(f"rerun_of={subset.of}: {len(missing)} of its chosen trials are no longer in the study as "
+                            f"planned now (e.g. {missing[0]}): the config changed since it ran")
+    return kept
 
 
 def read_prices() -> PriceTable:
@@ -678,6 +736,8 @@ def render_plan(plan: Plan) -> dict[Path, str]:
         files[plan.directory / STATISTICS_FILE] = json.dumps(plan.statistics, indent=2, sort_keys=True) + "\n"
     if plan.prices is not None:
         files[plan.directory / PRICES_FILE] = json.dumps(plan.prices, indent=2, sort_keys=True) + "\n"
+    if plan.budget is not None:
+        files[plan.directory / BUDGET_FILE] = json.dumps(plan.budget, indent=2, sort_keys=True) + "\n"
     for t in plan.trials:  # what the source and environment rules read (rewritten only when a pin changes)
         if t["workload"].get("repo"):
             files[plan.directory / "repos" / f"{t['workload']['id']}.json"] = json.dumps(
@@ -692,6 +752,7 @@ STUDY_FILE = "study.json"
 STATISTICS_FILE = "statistics.json"  # (StudyLayout.statistics_file)
 PRICES_FILE = "prices.json"  # (StudyLayout.prices_file)
 PRICES_CONF = "prices.yaml"
+BUDGET_FILE = "budget.json"  # (StudyLayout.budget_file)
 
 
 def trial_json(trial: dict[str, Any], parts: dict[int, str] | None = None) -> str:
@@ -726,7 +787,7 @@ def repo_records(trial: dict[str, Any]) -> tuple[str, str]:
 
 def _identity(plan: Plan) -> dict[str, Any]:
     return {"study": plan.study, "run": plan.run, "overrides": list(plan.overrides),
-            "overrides_key": override_key(plan.overrides)}
+            "overrides_key": override_key(plan.overrides), **({"subset": plan.subset} if plan.subset else {})}
 
 
 def _stale(plan: Plan, files: dict[Path, str]) -> list[Path]:
@@ -814,7 +875,7 @@ def _walk(root: Path, out: list[tuple[str, int, int]], skip: tuple[str, ...] = (
 
 
 def _inputs_digest(study: str, overrides: tuple[str, ...] | list[str], run: str, plan_dir: Path,
-                   sources: tuple[str, ...] | list[str]) -> str:
+                   sources: tuple[str, ...] | list[str], subset: dict[str, Any] | None = None) -> str:
     files: list[tuple[str, int, int]] = []
     for root in [*_fixed_sources(), *(project_root() / s for s in sources)]:
         _walk(Path(root), files)
@@ -823,27 +884,29 @@ def _inputs_digest(study: str, overrides: tuple[str, ...] | list[str], run: str,
         "format": PLAN_FORMAT, "study": study, "overrides": list(overrides), "run": run,
         "plan_dir": str(plan_dir.resolve()), "root": str(project_root()),
         "work_root": str(study_work_root(plan_dir.parent)), "auto_backend": resolve_backend_name("auto"),
-        "path": os.environ.get("PATH", ""),
+        "path": os.environ.get("PATH", ""), "subset": subset,
     }
     return hashlib.sha256(json.dumps([ident, files]).encode()).hexdigest()
 
 
 def _inputs_record(plan: Plan) -> dict[str, Any]:
-    return {"digest": _inputs_digest(plan.study, plan.overrides, plan.run, plan.directory, plan.sources),
+    return {"digest": _inputs_digest(plan.study, plan.overrides, plan.run, plan.directory, plan.sources, plan.subset),
             "sources": list(plan.sources), "agents": plan.agents or {}}
 
 
 def plan_is_current(study: str, overrides: list[str] | tuple[str, ...] = (), results: Path = Path("results"),
-                    name: str | None = None) -> bool:
+                    name: str | None = None, subset: Subset | None = None) -> bool:
     """Whether ``results/<run>/plan`` is what planning would write now (see :data:`INPUTS_FILE`);
     cheap: no composition. The agents' readiness (a key, an installed harness) is checked again."""
+    name = name or (subset.default_name if subset else None)
     plan_dir = Path(results) / run_name(study, overrides, name) / "plan"
     try:
         recorded = json.loads((plan_dir.parent / INPUTS_FILE).read_text())
         digest, sources, agents = recorded["digest"], recorded["sources"], recorded["agents"]
     except (OSError, ValueError, KeyError, TypeError):
         return False
-    if digest != _inputs_digest(study, tuple(overrides), run_name(study, overrides, name), plan_dir, sources):
+    if digest != _inputs_digest(study, tuple(overrides), run_name(study, overrides, name), plan_dir, sources,
+                                subset.to_dict() if subset else None):
         return False
     for agent_cfg in agents.values():
         check_agent_ready(agent_cfg)
@@ -851,19 +914,19 @@ def plan_is_current(study: str, overrides: list[str] | tuple[str, ...] = (), res
 
 
 def ensure_plan(study: str, overrides: list[str] | tuple[str, ...] = (), results: Path = Path("results"),
-                name: str | None = None) -> list[str] | None:
+                name: str | None = None, subset: Subset | None = None) -> list[str] | None:
     """Plan the run unless its plan is current; then hold the run lock, as :func:`write_plan` does
     (a busy directory whose plan is current is read as it is). Returns the changed trials, or None
     when the plan was current and nothing was composed or written."""
     from sdcs_bench.pipeline.runlock import StudyBusy, hold_study_lock
 
-    if plan_is_current(study, overrides, results, name):
+    if plan_is_current(study, overrides, results, name, subset):
         try:
-            hold_study_lock(Path(results) / run_name(study, overrides, name))
+            hold_study_lock(Path(results) / run_name(study, overrides, name or (subset.default_name if subset else None)))
         except StudyBusy:
             pass
         return None
-    return write_plan(make_plan(study, list(overrides), Path(results), name))
+    return write_plan(make_plan(study, list(overrides), Path(results), name, subset=subset))
 
 
 def _recorded_identity(plan: Plan) -> dict[str, Any] | None:
@@ -875,7 +938,8 @@ def _recorded_identity(plan: Plan) -> dict[str, Any] | None:
 
 def _same_identity(plan: Plan) -> bool:
     old, mine = _recorded_identity(plan), _identity(plan)
-    return old is not None and (old.get("study"), old.get("overrides_key")) == (mine["study"], mine["overrides_key"])
+    return old is not None and (old.get("study"), old.get("overrides_key"), old.get("subset")) == (
+        mine["study"], mine["overrides_key"], mine.get("subset"))
 
 
 def _check_identity(plan: Plan) -> None:

@@ -114,7 +114,7 @@ def power_report(delta: float, *, metric: str = "net", target: float = 0.8, leve
     if not cards_path.is_file():
         raise SpecSnapError(f"{run_dir}: no scorecards.csv (run the study, or its aggregate, first)")
     cards = pd.read_csv(cards_path, dtype={"continuation": str})
-    cards = cards[cards["valid"].astype(bool)]
+    cards = cards[stats.counted(cards)]
     settings = stats.Settings(settings.resamples, level, settings.seed)
     groups = _paired_differences(cards, metric)
     if groups:
@@ -135,7 +135,8 @@ def power_report(delta: float, *, metric: str = "net", target: float = 0.8, leve
                         "simulated": stats.simulated_power(centred, n, delta, settings)} for n in SHOWN_N]
         return report
     value = _outcome(cards, metric)
-    cells = cards.assign(value=value).groupby(["workload", "arm", "agent", "variant"])["value"]
+    cells = cards.assign(value=value, continuation=cards.get("continuation", "reset")).groupby(
+        ["workload", "arm", "agent", "variant", "continuation"])["value"]
     var = cells.var(ddof=1).dropna()
     if var.empty:
         raise SpecSnapError(f"{run_dir}: no cell has two valid trials and no comparison two pairs: run at least two "

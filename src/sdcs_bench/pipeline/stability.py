@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.pipeline.stats import PUBLISHED_DISAGREEMENT
+from sdcs_bench.pipeline.stats import PUBLISHED_DISAGREEMENT, counted
 from sdcs_bench.trial.spec import REFERENCE_KIND
 
 SEED_PART = re.compile(r"__s\d+(?=__|$)")
@@ -39,6 +39,8 @@ class Subset:
     def __post_init__(self) -> None:
         if not self.of:
             raise SpecSnapError("a rerun names the finished run it repeats (rerun_of=RUN)")
+        if self.seed < 0:
+            raise SpecSnapError(f"rerun_seed={self.seed}: a seed is an integer >= 0")
         if not 0 < self.share <= 1:
             raise SpecSnapError(f"rerun_share={self.share}: the share of the run's cells to repeat, in (0, 1]")
 
@@ -81,13 +83,12 @@ def compare(first: Path, second: Path) -> dict[str, Any]:
             raise SpecSnapError(f"{run}: no scorecards.csv (run it, or its aggregate, first)")
         frames.append(pd.read_csv(path, dtype={"trial": str}))
     a, b = frames
-    joined = a.merge(b, on="trial", suffixes=("_1", "_2"))
-    matched = joined[joined["valid_1"].astype(bool) & joined["valid_2"].astype(bool)]
+    matched = a[counted(a)].merge(b[counted(b)], on="trial", suffixes=("_1", "_2"))
     full_1 = matched["net_1"] == matched["n_requirements_1"]
     full_2 = matched["net_2"] == matched["n_requirements_2"]
     full = (full_1 != full_2)
     net = matched["net_1"] != matched["net_2"]
-    reference = bool(len(matched)) and (matched["agent_kind_1"] == REFERENCE_KIND).all()
+    reference = bool(len(matched)) and bool((matched["agent_kind_1"] == REFERENCE_KIND).all())
     cells = []
     for cell, part in matched.assign(cell=matched["trial"].map(cell_of), full=full, netd=net).groupby("cell", sort=True):
         cells.append({"cell": cell, "matched": len(part), "full_marks_disagree": int(part["full"].sum()),
@@ -95,7 +96,7 @@ def compare(first: Path, second: Path) -> dict[str, Any]:
     n = len(matched)
     return {
         "first": first.name, "second": second.name, "trials_first": len(a), "trials_second": len(b),
-        "matched": n, "unmatched_or_invalid": int(len(joined) - n) + int(len(b) - len(joined)),
+        "matched": n, "unmatched_or_invalid": int(len(b) - n),
         "cells": len(cells),
         "full_marks_disagree": int(full.sum()), "full_marks_rate": float(full.mean()) if n else None,
         "net_disagree": int(net.sum()), "net_rate": float(net.mean()) if n else None,

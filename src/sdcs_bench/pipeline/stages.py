@@ -28,6 +28,7 @@ from sdcs_bench.sandbox import make_backend
 from sdcs_bench.sandbox.scaffold import scaffold
 from sdcs_bench.scoring import score_sandbox
 from sdcs_bench.scoring.sentinels import SentinelSettings
+from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED, Budget
 from sdcs_bench.session.runner import run_session
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
@@ -188,6 +189,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             carry_in=carry_in,
             carry_out=stage_dir / CARRY if trial.continuation.carries_state else None,
             seed=trial.seed,
+            budget=_budget(stage_dir, trial, f"session_{index}"),
         )
         if not record.get("infra_failure"):
             break
@@ -292,6 +294,11 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
                    coherence={k: _carried(prev_stage, k) for k in ("agent_written", "files_seen")})  # passed on
 
 
+def _budget(stage_dir: Path, trial: TrialSpec, stage: str) -> Budget:
+    """The run's budget (docs/cost.md), as this stage sees it: results/<run>/trials/<trial>/<stage>."""
+    return Budget(Path(stage_dir).resolve().parents[2], trial.trial_id, stage)
+
+
 def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir: Path, *,
                       session_stages: list[Path] | None = None) -> dict[str, Any]:
     """Between session ``index - 1`` (or the injection after it) and session ``index``: hand the work
@@ -328,8 +335,12 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
                                            transcript)
         else:
             context, cost = model_summary(agent, system=prompt["system"], transcript=transcript, stage_dir=stage_dir,
-                                          key=handoff_stage(index), timeout_s=trial.session.timeout_s)
-            if cost.get("infra_failure") or cost["status"] != 200 or not context.strip():
+                                          key=handoff_stage(index), timeout_s=trial.session.timeout_s,
+                                          budget=_budget(stage_dir, trial, handoff_stage(index)))
+            if (cost.get("budget") or {}).get("refused"):  # the run's budget: the trial stops here, to be continued
+                record[BUDGET_EXHAUSTED] = cost["budget"]["refused"]
+                context = ""
+            elif cost.get("infra_failure") or cost["status"] != 200 or not context.strip():
                 why = cost.get("infra_failure") or (f"the summary call answered {cost['status']}" if cost["status"] != 200
                                                     else "the summary call answered no text")
                 raise SpecSnapError(f"trial {trial.trial_id} {handoff_stage(index)}: {why} (records in {stage_dir}); a "
@@ -471,7 +482,10 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
                                         continuation=trial.raw.get("continuation"), seed=trial.seed)
     card = {**trial.labels(), **card, "withhold": withhold_report(trial, card),
             "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
-            "resume": resume, "expected": expected}
+            "resume": resume, "expected": expected,
+            # a session the run's budget refused a call (docs/cost.md): neither the agent's failure nor a result
+            "budget_exhausted": any(r.get("status") == BUDGET_EXHAUSTED for r in records) or any(
+                BUDGET_EXHAUSTED in (json.loads(Path(p).read_text()).get("handoff") or {}) for p in handoff_records)}
     if not trial.continuation.is_reset:
         card["handoff"] = handoff_report(trial, [json.loads(Path(p).read_text()) for p in handoff_records])
     atomic_write(stage_dir / SCORECARD, json.dumps(card, indent=2))

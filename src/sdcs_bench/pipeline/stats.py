@@ -52,6 +52,8 @@ class Settings:
         if unknown:
             raise ValueError(f"statistics: unknown setting(s) {unknown}; valid: resamples, level, seed")
         out = cls(int(cfg.get("resamples", RESAMPLES)), float(cfg.get("level", LEVEL)), int(cfg.get("seed", SEED)))
+        if out.seed < 0:
+            raise ValueError(f"statistics.seed is {out.seed}: a seed is an integer >= 0")
         if out.resamples < 100:
             raise ValueError(f"statistics.resamples is {out.resamples}: use at least 100 (1000 is the default)")
         if not 0.5 <= out.level < 1:
@@ -121,6 +123,13 @@ def paired(first: Sequence[float], second: Sequence[float], key: str, settings: 
     return interval([b - a for a, b in zip(first, second)], key, settings)
 
 
+def counted(cards: Any) -> Any:
+    """Of a scorecards table (pandas), the trials every mean is over: valid, and not stopped by the
+    run's budget (docs/cost.md)."""
+    stopped = cards["budget_exhausted"].fillna(False).astype(bool) if "budget_exhausted" in cards else False
+    return cards["valid"].astype(bool) & ~stopped
+
+
 def _nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
@@ -157,6 +166,9 @@ def trials_needed(delta: float, sd: float, target: float = 0.8, alpha: float = 1
     return n
 
 
+SIMULATION_CELLS = 4_000_000  # draws held at once by simulated_power (about 32 MB of indices)
+
+
 def simulated_power(differences: Sequence[float], n: int, delta: float | None = None,
                     settings: Settings = Settings(), studies: int = 400) -> float:
     """The share of simulated studies of ``n`` pairs whose paired-bootstrap interval excludes 0, each
@@ -171,16 +183,23 @@ def simulated_power(differences: Sequence[float], n: int, delta: float | None = 
     gen = rng(settings, f"power/{n}/{delta}")
     samples = d[gen.integers(0, len(d), size=(studies, n))]
     resamples = min(settings.resamples, 1000)
-    means = samples[np.arange(studies)[:, None, None], gen.integers(0, n, size=(studies, resamples, n))].mean(axis=2)
     tail = (1 - settings.level) / 2 * 100
-    lo, hi = np.percentile(means, [tail, 100 - tail], axis=1)
-    return float(np.mean((lo > 0) | (hi < 0)))
+    detected = 0
+    chunk = max(1, SIMULATION_CELLS // (resamples * n))  # studies at a time: memory bounded, whatever n
+    for start in range(0, studies, chunk):
+        part = samples[start:start + chunk]
+        picks = gen.integers(0, n, size=(len(part), resamples, n))
+        means = np.take_along_axis(part[:, None, :], picks, axis=2).mean(axis=2)
+        lo, hi = np.percentile(means, [tail, 100 - tail], axis=1)
+        detected += int(np.sum((lo > 0) | (hi < 0)))
+    return detected / studies
 
 
 def simulated_trials_needed(differences: Sequence[float], delta: float | None = None, target: float = 0.8,
                             settings: Settings = Settings(), limit: int = 500) -> int | None:
-    """The smallest n whose :func:`simulated_power` reaches ``target`` (None beyond ``limit``)."""
-    n = 2
+    """The smallest n whose :func:`simulated_power` reaches ``target`` (None beyond ``limit``). The
+    search starts at 5: below that a percentile bootstrap is too liberal to plan a study on."""
+    n = 5
     while n <= limit:
         if simulated_power(differences, n, delta, settings) >= target:
             return n

@@ -95,6 +95,7 @@ class ModelProxy:
         model: str = "replay-model",
         upstreams: dict[str, str] | None = None,
         refusal: Callable[[], str | None] = lambda: None,
+        only_model_calls: bool = False,
         on_answered: Callable[..., object] = lambda tokens, seq, at: None,
         dump_dir: Path | None = None,
         host: str = "127.0.0.1",
@@ -110,6 +111,9 @@ class ModelProxy:
         self.model = model
         self.upstreams = {**DEFAULT_UPSTREAMS, **upstream_overrides(), **(upstreams or {})}
         self.refusal = refusal
+        # Under a budget: a request to an endpoint that is not a model call, a model list or a token
+        # count (a batch, a file upload) is refused, as the proxy could neither price nor stop it.
+        self.only_model_calls = only_model_calls
         # Told of every answered model call (its tokens, ledger row, and when its request came): a
         # token or turn cut rule fires there, so the call that reaches the cut is the last one answered.
         self.on_answered = on_answered
@@ -177,12 +181,22 @@ class ModelProxy:
             payload = {}
         if not isinstance(payload, dict):
             payload = {}
+        if not path.startswith("/"):
+            # Hostile: a request line that is not an absolute path would make `upstream + path` name
+            # another host (`https://api.example.com@127.0.0.1:P/...`): the key and a forged usage.
+            req.send_json(400, {"error": {"message": "specsnap proxy: a request path must start with /"}})
+            self.ledger.append({**row, "path": "(refused: not an absolute path)", "status": 400, "refused": True,
+                                "refused_reason": "not an absolute path", "usage": None,
+                                "latency_s": round(time.monotonic() - t0, 4)})
+            return
         if self.dump_dir is not None:
             self._dump(row, payload)
         if r.protocol is not None:
             row["model"] = wire.request_model(r.protocol, path, payload)
             row["stream"] = wire.wants_stream(r.protocol, path, payload)
         reason = self.refusal() if r.kind == "generate" else None
+        if reason is None and self.only_model_calls and r.kind == "other" and req.command not in ("GET", "HEAD"):
+            reason = "not a model call: under a budget only model calls, model lists and token counts are relayed"
         if reason is not None:
             status = 403
             why = ("this session was cleaved; no further model calls are allowed" if reason == "cleaved"
@@ -244,8 +258,13 @@ class ModelProxy:
         family = wire.FAMILY.get(r.protocol or "", None) or self._guess_family(req)
         upstream = self.upstreams[family].rstrip("/")
         headers = {k: v for k, v in req.headers.items() if k.lower() not in HOP_BY_HOP}
+        url = httpx.URL(upstream + req.path)
+        base = httpx.URL(upstream)
+        if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):  # (never another host)
+            req.send_json(400, wire.error_body(r.protocol, 400, "specsnap proxy: the path leaves the upstream"))
+            return 400, None, {"refused_path": True}
         try:
-            with self._client.stream(req.command, upstream + req.path, headers=headers, content=body) as resp:
+            with self._client.stream(req.command, url, headers=headers, content=body) as resp:
                 ctype = resp.headers.get("content-type", "application/json")
                 sent = req.send_stream(resp.status_code, ctype, resp.iter_bytes(),
                                        extra={k: v for k, v in resp.headers.items()

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sdcs_bench.core.prices import PriceTable
+from sdcs_bench.core.prices import PriceTable, row_cost
 
 BUDGET_DIR = "budget"
 LIMITS_FILE = "budget.json"
@@ -54,6 +54,7 @@ class Budget:
         self.prices = PriceTable.parse(json.loads(prices.read_text())) if prices.is_file() else PriceTable()
         self._lock = threading.Lock()
         self.refused: str | None = None  # the reason of the first refusal, if any
+        self.refused_by: str | None = None  # which limit: "run", "trial"; or "unpriced", "ledger" (fail closed)
 
     @property
     def active(self) -> bool:
@@ -88,24 +89,29 @@ class Budget:
             try:
                 run, trial = self.spent()
             except (OSError, ValueError, KeyError, TypeError) as exc:
+                self.refused_by = "ledger"
                 self.refused = f"{REASON}: the run's spend ledger cannot be read ({exc}); refusing rather than overspend"
                 return self.refused
             cap, trial_cap = self.limits["max_usd"], self.limits["trial_max_usd"]
             if cap is not None and run >= cap:
-                self.refused = f"{REASON}: the run has spent ${run:.4f} of its ${cap:g} budget"
+                self.refused_by, self.refused = "run", f"{REASON}: the run has spent ${run:.4f} of its ${cap:g} budget"
             elif trial_cap is not None and trial >= trial_cap:
+                self.refused_by = "trial"
                 self.refused = f"{REASON}: this trial has spent ${trial:.4f} of its ${trial_cap:g} budget"
             return self.refused
 
     def charge(self, row: dict[str, Any]) -> None:
-        """Record one answered call's cost (a call no price covers makes every later call refused)."""
+        """Record one answered call's cost. A call no price covers (its model has none, or its reply
+        carried no usage) makes every later call of the session refused: the budget cannot be kept."""
         if not self.active:
             return
-        cost = self.prices.call_cost(row.get("model"), row.get("usage"))
+        cost = row_cost(self.prices, row)
         if cost is None:
             with self._lock:
-                self.refused = self.refused or (f"{REASON}: model {row.get('model')!r} has no price in the run's "
-                                                "price table, so the budget cannot be kept")
+                if self.refused is None:
+                    self.refused_by = "unpriced"
+                    self.refused = (f"{REASON}: a call to model {row.get('model')!r} cannot be priced (no price in the "
+                                    "run's price table, or no usage in its reply), so the budget cannot be kept")
             cost = 0.0
         line = json.dumps({"trial": self.trial, "stage": self.stage, "seq": row.get("seq"), "model": row.get("model"),
                            "cost_usd": round(cost, 8)}, sort_keys=True)
@@ -115,6 +121,10 @@ class Budget:
             os.fsync(fh.fileno())
 
     def record(self) -> dict[str, Any]:
-        """What the session's record says of the budget."""
-        run, trial = self.spent() if self.active else (None, None)
-        return {"limits": self.limits, "run_spent_usd": run, "trial_spent_usd": trial, "refused": self.refused}
+        """What the session's record says of the budget (spent: None when the spend ledger is unreadable)."""
+        try:
+            run, trial = self.spent() if self.active else (None, None)
+        except (OSError, ValueError, KeyError, TypeError):
+            run = trial = None
+        return {"limits": self.limits, "run_spent_usd": run, "trial_spent_usd": trial, "refused": self.refused,
+                "refused_by": self.refused_by}

@@ -18,6 +18,7 @@ from sdcs_bench.agents.credentials import api_key, proxy_mode
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy
+from sdcs_bench.session.budget import Budget
 from sdcs_bench.session.redact import redact_record
 
 MAX_OUTPUT_TOKENS = 2048
@@ -51,7 +52,7 @@ def _answer(provider: str, data: dict[str, Any]) -> str:
 
 
 def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, stage_dir: Path, key: str,
-                  timeout_s: float = 600.0) -> tuple[str, dict[str, Any]]:
+                  timeout_s: float = 600.0, budget: Budget | None = None) -> tuple[str, dict[str, Any]]:
     """Ask the agent's model for the summary; its text and the call's record (tokens from the
     proxy's ledger, ``stage_dir/ledger.jsonl``). ``key`` names the replay script's entries
     (``handoff_<k>``)."""
@@ -62,6 +63,8 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
     provider, model = str(agent_cfg.get("provider")), str(agent_cfg.get("model") or "")
     mode = proxy_mode(agent_cfg)
     ledger = Path(stage_dir) / "ledger.jsonl"
+    # (under the run's budget, docs/cost.md: the call is refused once it is reached, and charged)
+    guard = {"refusal": budget.refusal, "only_model_calls": True} if budget is not None and budget.active else {}
     if mode == "replay":
         data = agent_cfg.get("replay_script_data")
         script = (ReplayScript.from_data(data, Path(str(agent_cfg.get("replay_script"))))
@@ -69,10 +72,11 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
         if script is None or (key not in script.sessions and "*" not in script.sessions):
             raise SpecSnapError(f"agent {agent_cfg.get('name')!r}: its replay script has no entries {key!r} for the "
                                 "summary continuation's model call")
-        proxy = ModelProxy(mode="replay", model=model or script.model, script=script.for_session(key, {}), ledger=ledger)
+        proxy = ModelProxy(mode="replay", model=model or script.model, script=script.for_session(key, {}), ledger=ledger,
+                           **guard)
     else:
         upstreams = {provider: str(agent_cfg["endpoint"])} if agent_cfg.get("endpoint") else None
-        proxy = ModelProxy(mode="forward", upstreams=upstreams, ledger=ledger)
+        proxy = ModelProxy(mode="forward", upstreams=upstreams, ledger=ledger, **guard)
     secret = api_key(agent_cfg)  # (replay: a dummy; forward: from the environment, never written)
     path, headers, body = _request(provider, model, system, transcript, secret)
     with proxy:
@@ -83,6 +87,10 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
         except (httpx.HTTPError, ValueError) as exc:
             status, data = 0, {"error": type(exc).__name__}
     rows = proxy.ledger.rows
+    if budget is not None and budget.active:
+        for row in rows:
+            if row.get("kind") == "generate" and row.get("status") == 200 and not row.get("refused"):
+                budget.charge(row)
     tokens = proxy.ledger.totals() if rows else TokenUsage(source="none")
     text = _answer(provider, data) if status == 200 and isinstance(data, dict) else ""
     record = {"by": "model", "mode": mode, "status": status, "calls": len(rows), "tokens": tokens.to_dict(),
@@ -90,4 +98,6 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
                                 else None)}
     if status != 200:
         record["error"] = json.dumps(data)[:500]
+    if budget is not None and budget.refused is not None:
+        record["budget"] = budget.record()
     return text, redact_record(record, [secret] if mode == "forward" and secret else [])

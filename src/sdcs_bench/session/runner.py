@@ -26,6 +26,7 @@ from sdcs_bench.session.memory_files import git_configuration, repo_memory_chang
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy, ReplayScript
+from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED, Budget
 from sdcs_bench.sandbox.records import remember_session
 from sdcs_bench.session.carry import pack_state, unpack_state
 from sdcs_bench.session.redact import redact_files, redact_record
@@ -51,6 +52,7 @@ def run_session(
     carry_in: Path | None = None,
     carry_out: Path | None = None,
     seed: int = 0,
+    budget: Budget | None = None,
 ) -> dict[str, Any]:
     """Run one session. A reference policy's meter is counted under a token or turn cut rule, in
     every continuation (for the cost of resuming), and with ``keep_meter`` (the uninterrupted
@@ -80,7 +82,7 @@ def run_session(
             continuation = {**continuation, "carried_in": placed}
         ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key,
                              continuation=continuation, seed=seed)
-        record = _run(ctx, harness, backend, timeout_s, script, keep_meter)
+        record = _run(ctx, harness, backend, timeout_s, script, keep_meter, budget)
         if continuation is not None:
             record["continuation"] = dict(continuation)
             if continuation.get("mode") == "compact" and continuation.get("resume"):
@@ -112,21 +114,36 @@ def _replay_script(agent_cfg: dict[str, Any]) -> ReplayScript:
     return ReplayScript.load(path)
 
 
-def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: ReplayScript | None) -> ModelProxy:
+def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: ReplayScript | None,
+           budget: Budget | None = None) -> ModelProxy:
     cfg = harness.cfg
     # SPECSNAP_PROXY_DUMP=DIR keeps every request body (never headers) for writing a new adapter.
     dump = Path(os.environ["SPECSNAP_PROXY_DUMP"]) / f"session_{ctx.index}" if os.environ.get("SPECSNAP_PROXY_DUMP") else None
-    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": controller.refusal, "dump_dir": dump,
-              "on_answered": lambda tokens, seq, at: controller.count_call(tokens, seq=seq, at=at)}
+    budgeted = budget is not None and budget.active
+    # Every call asks the cleave controller first, then the run's budget (docs/cost.md): either refuses.
+    refusal = (lambda: controller.refusal() or budget.refusal()) if budgeted else controller.refusal
+    common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": refusal, "dump_dir": dump,
+              "on_answered": lambda tokens, seq, at: controller.count_call(tokens, seq=seq, at=at),
+              "only_model_calls": budgeted}
     if script is not None:
-        return ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
-                          script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
-    upstreams = {str(cfg["provider"]): str(cfg["endpoint"])} if cfg.get("endpoint") else None
-    return ModelProxy(mode="forward", upstreams=upstreams, **common)
+        proxy = ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
+                           script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
+    else:
+        upstreams = {str(cfg["provider"]): str(cfg["endpoint"])} if cfg.get("endpoint") else None
+        proxy = ModelProxy(mode="forward", upstreams=upstreams, **common)
+    if budgeted:  # every answered call's cost goes to the run's spend ledger
+        counted = proxy.on_answered
+
+        def answered(tokens: int, seq: int, at: float) -> None:
+            counted(tokens, seq, at)
+            budget.charge(proxy.ledger.rows[seq - 1])
+
+        proxy.on_answered = answered
+    return proxy
 
 
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None,
-         keep_meter: bool = False) -> dict[str, Any]:
+         keep_meter: bool = False, budget: Budget | None = None) -> dict[str, Any]:
     # (what a resume carried into the HOME is checked as the sandbox is: no hidden test, no canary)
     leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend,
                       carried=(ctx.continuation or {}).get("carried_in") or ())
@@ -145,7 +162,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
                                   meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter
                                                                          or continuation),
                                   record_writes=start_contents)
-    proxy = _proxy(ctx, harness, controller, script).start() if harness.needs_model else None
+    proxy = _proxy(ctx, harness, controller, script, budget).start() if harness.needs_model else None
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
     try:
@@ -178,6 +195,10 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
         record["model_calls_refused"] = sum(1 for r in rows if r.get("refused"))
         record["proxy_mode"] = proxy.mode
         record["infra_failure"] = _infra_failure(record, rows)
+        if budget is not None and budget.active:
+            record["budget"] = budget.record()
+            if budget.refused is not None:  # refused a call for the budget: stopped by us, never retried
+                record["status"], record["infra_failure"] = BUDGET_EXHAUSTED, None
     else:
         record["tokens"] = native.to_dict()
         record["infra_failure"] = None

@@ -1,0 +1,145 @@
+"""A run's budget as the run's main process sets it (docs/cost.md#during-a-run-budgets).
+
+The plan carries the configured ``budget`` (``plan/budget.json``); a run's command line may set
+``budget_max_usd`` / ``budget_trial_max_usd`` over it without changing the run's identity. The
+effective limits are written to ``results/<run>/budget/budget.json``, which every session's proxy
+reads (:mod:`sdcs_bench.session.budget`). When they are raised (or lifted), each trial a smaller
+budget stopped is opened again: its first stopped session's directory is moved aside (kept, as
+``session_<k>.budget_exhausted.<n>``), so Snakemake runs that session again from its predecessor's
+snapshot, and everything after it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.core.prices import PriceTable
+from sdcs_bench.pipeline.layout import StudyLayout
+from sdcs_bench.pipeline.plan import BUDGET_KEYS, INPUTS_FILE, check_limit, read_cells
+from sdcs_bench.session.budget import REASON, limits_path, read_limits
+
+EXHAUSTED = REASON  # a session's status when the budget refused it a call
+
+
+def _planned(study_dir: Path) -> dict[str, float | None]:
+    path = Path(StudyLayout(str(study_dir)).budget_file)
+    data = json.loads(path.read_text()) if path.is_file() else {}
+    return {k: data.get(k) for k in BUDGET_KEYS}
+
+
+def effective_limits(study_dir: Path, command_line: dict[str, Any]) -> dict[str, float | None]:
+    planned = _planned(study_dir)
+    return {k: check_limit(f"budget_{k}", command_line[k]) if command_line.get(k) is not None else planned[k]
+            for k in BUDGET_KEYS}
+
+
+def _check_priced(study_dir: Path, limits: dict[str, float | None]) -> None:
+    """With a budget, every agent that calls a model must have a price (else the budget cannot be kept)."""
+    if all(v is None for v in limits.values()):
+        return
+    layout = StudyLayout(str(study_dir))
+    try:
+        agents = json.loads((Path(study_dir) / INPUTS_FILE).read_text())["agents"]
+        table = PriceTable.parse(json.loads(Path(layout.prices_file).read_text()))
+    except (OSError, ValueError, KeyError) as exc:
+        raise SpecSnapError(f"{study_dir}: a budget needs the plan's agents and price table ({exc})") from None
+    for name, agent in sorted(agents.items()):
+        if agent.get("proxy", "none") != "none" and table.find(str(agent.get("model"))) is None:
+            raise SpecSnapError(f"a budget is set, but agent {name}'s model {agent.get('model')!r} has no price in "
+                                "conf/prices.yaml, so its calls cannot be counted against it: add its price (with its "
+                                "source and date), or run without a budget")
+
+
+def _raised(old: dict[str, Any], new: dict[str, float | None], by: str | None) -> bool:
+    """Whether the limit that stopped a stage (``by``: "run" or "trial") is higher now (or gone). A
+    stage stopped because a call could not be priced or the spend ledger read is opened on any change."""
+    keys = {"run": ("max_usd",), "trial": ("trial_max_usd",)}.get(by or "")
+    if keys is None:
+        return any(new[k] != old.get(k) for k in BUDGET_KEYS)
+    return any(new[k] is None or (old.get(k) is not None and new[k] > float(old[k])) for k in keys)
+
+
+def reopen(study_dir: Path, limits: dict[str, float | None], dry_run: bool = False) -> list[str]:
+    """For every trial a lower limit stopped: move its first stopped session and every stage after it
+    aside (``<trial>/budget_exhausted.<n>/``, kept for the record), so Snakemake runs them again from
+    the last stage before; the trials."""
+    study = StudyLayout(str(study_dir))
+    stages = {c["trial"]: c["stages"].split(",") for c in read_cells(Path(study.cells))} \
+        if Path(study.cells).is_file() else {}
+    reopened = []
+    for trial, order in sorted(stages.items()):
+        layout = study.trial(trial)
+        first = next((i for i, stage in enumerate(order) if stage.startswith(("session_", "handoff_"))
+                      and _stopped_below(Path(layout.stage_json(stage)), limits)), None)
+        if first is None:
+            continue
+        reopened.append(trial)
+        if dry_run:
+            continue
+        n = 1
+        while (aside := Path(layout.trial_dir) / f"budget_exhausted.{n}").exists():
+            n += 1
+        aside.mkdir()
+        for stage in order[first:]:
+            if Path(layout.stage_dir(stage)).exists():
+                os.rename(layout.stage_dir(stage), aside / stage)
+    if reopened and not dry_run:
+        # Snakemake does not go back for stages that are merely missing while the run's final files
+        # stand: the leaderboard's JSON goes (the aggregate writes it again), so the tables are made
+        # again, which needs the moved stages again.
+        Path(study.leaderboard("json")).unlink(missing_ok=True)
+    return reopened
+
+
+def _stopped_below(stage_json: Path, limits: dict[str, float | None]) -> bool:
+    """Whether this session (or a summary's handoff) was stopped by a budget lower than ``limits``."""
+    try:
+        data = json.loads(stage_json.read_text())
+    except (OSError, ValueError):
+        return False
+    session, handoff = data.get("session") or {}, data.get("handoff") or {}
+    if session.get("status") == EXHAUSTED:
+        budget = session.get("budget") or {}
+    elif EXHAUSTED in handoff:
+        budget = (handoff.get("summary") or {}).get("budget") or {}
+    else:
+        return False
+    return _raised(budget.get("limits") or {}, limits, budget.get("refused_by"))
+
+
+def apply_budget(study_dir: Path, command_line: dict[str, Any], dry_run: bool = False,
+                 shared: bool = True) -> list[str]:
+    """Write the run's effective limits; open again what a smaller budget stopped. Lines to print.
+    A dry run (``snakemake -n``) changes nothing and says what a run would do."""
+    from sdcs_bench.pipeline.runlock import StudyBusy, hold_study_lock
+
+    limits = effective_limits(study_dir, command_line)
+    if not shared and any(v is not None for v in limits.values()):
+        raise SpecSnapError("a budget is kept in a spend ledger every job of the run shares, and this run's jobs share "
+                            "no file system (a storage provider): run it without a budget, or on a shared directory "
+                            "(local, SLURM)")
+    _check_priced(study_dir, limits)
+    try:  # only the run that holds the directory sets its budget (a second invocation leaves it alone)
+        hold_study_lock(Path(study_dir))
+    except StudyBusy:
+        return ["budget: another run holds this directory; its budget is left as that run set it"]
+    path = limits_path(study_dir)
+    old = read_limits(study_dir) if path.is_file() else None
+    if old == limits:
+        return []
+    reopened = reopen(study_dir, limits, dry_run) if old is not None else []
+    if not dry_run:  # (after the stages are moved: an interrupted move is done again next time)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(limits, indent=2, sort_keys=True) + "\n")
+    lines = [f"budget: run ${limits['max_usd']:g}" if limits["max_usd"] is not None else "budget: run unlimited"]
+    lines[0] += f", trial ${limits['trial_max_usd']:g}" if limits["trial_max_usd"] is not None else ", trial unlimited"
+    if reopened:
+        lines.append(f"budget raised: {len(reopened)} trial(s) the smaller budget stopped "
+                     f"{'would continue (a dry run: nothing moved)' if dry_run else 'continue'} from their stopped "
+                     f"session ({', '.join(reopened[:5])}{', ...' if len(reopened) > 5 else ''})")
+    return lines
