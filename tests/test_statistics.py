@@ -197,6 +197,7 @@ def test_power_from_a_finished_study_pools_its_paired_differences(tmp_path):
 
 
 @pytest.mark.pipeline
+@pytest.mark.slow
 def test_a_rerun_batch_repeats_a_share_of_the_cells_and_reports_no_disagreement_for_reference_policies(tmp_path):
     from conftest import ROOT, specsnap
     from test_pipeline import snakemake

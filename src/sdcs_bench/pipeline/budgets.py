@@ -136,6 +136,8 @@ def apply_budget(study_dir: Path, command_line: dict[str, Any], dry_run: bool = 
     if not dry_run:  # (after the stages are moved: an interrupted move is done again next time)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps(limits, indent=2, sort_keys=True) + "\n")
+    if all(v is None for v in limits.values()) and not any((old or {}).values()):
+        return []  # (no budget, and none before: nothing to say)
     lines = [f"budget: run ${limits['max_usd']:g}" if limits["max_usd"] is not None else "budget: run unlimited"]
     lines[0] += f", trial ${limits['trial_max_usd']:g}" if limits["trial_max_usd"] is not None else ", trial unlimited"
     if reopened:
