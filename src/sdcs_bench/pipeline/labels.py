@@ -9,9 +9,9 @@ from __future__ import annotations
 from sdcs_bench.trial.spec import BY_HAND_KIND, REFERENCE_KIND, REPLAY_KIND
 
 REFERENCE_NOTICE = (
-    "Rows of kind 'reference policy' come from SpecSnap's built-in deterministic policies, which "
-    "call no model. They validate the pipeline against closed-form expectations; they are not "
-    "model results."
+    "Rows of kind 'reference policy' come from SpecSnap's built-in policies, which call no model: "
+    "deterministic, or (ref_coin) drawn from the trial's seed with a known distribution. They validate "
+    "the pipeline and its statistics against closed-form expectations; they are not model results."
 )
 REPLAY_NOTICE = (
     "Rows of kind 'replay (scripted, no model)' come from a real harness binary driven by a scripted "
