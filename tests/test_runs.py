@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from conftest import ROOT, specsnap
 
-SMALL = 'overrides=["agent=[ref_oracle,ref_verbatim_notes]","arm=[Vanilla,State_MD_Only]","variant=[none]"]'
+SMALL = 'overrides=["agent=[ref_oracle,ref_verbatim_notes]","arm=[Vanilla,State_MD_Only]","variant=[none]","seed=[0]"]'
 OTHER = 'overrides=["agent=[ref_null]","arm=[Vanilla]","variant=[none]"]'
 
 
@@ -55,7 +55,8 @@ def test_a_refused_second_run_writes_nothing_and_the_first_run_finishes(clone, t
     # The same command after conf/ changed under the running study: refused by the run lock.
     smoke = clone / "conf" / "study" / "smoke.yaml"
     original = smoke.read_text()
-    smoke.write_text(original.replace("seed: [0]", "seed: [0, 1]"))
+    smoke.write_text(original.replace("workload: [tier_2]", "workload: [tier_2, tier_1]"))
+    assert smoke.read_text() != original
     for extra in (["-n"], ["--cores", "1"]):
         refused(*extra, "--config", "name=shared", SMALL, why="is in use by another run (pid")
     smoke.write_text(original)

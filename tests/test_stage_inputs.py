@@ -14,7 +14,7 @@ from sdcs_bench.pipeline.plan import read_cells
 
 # A reference policy whose arm files come from `source:` texts under conf/arm/texts, a replay agent
 # whose script lies under conf/agent/replay, and a poison-pill variant (the inject stage).
-GRID = ["agent=[ref_verbatim_notes,replay_command]", "arm=[State_MD_Only]", "variant=[none,poison_v2]"]
+GRID = ["agent=[ref_verbatim_notes,replay_command]", "arm=[State_MD_Only]", "variant=[none,poison_v2]", "seed=[0]"]
 VOLATILE = {"wall_s", "tail", "started", "finished", "at_s", "wall_time", "write_to_exit_s", "latency_s"}
 # Which hidden tests get sentinel twins, and their names, are drawn afresh for every scoring run
 # (they must be unpredictable); how many are planted is not.

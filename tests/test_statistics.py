@@ -138,19 +138,19 @@ def _intervals_study(tmp_path, seeds: int):
 def test_every_trial_of_the_stochastic_policy_lands_on_its_own_draw(tmp_path):
     """Through Snakemake: each trial's net is its seed's draw (its closed form); the rows carry n,
     the interval and the distribution's mean; the paired table compares the two arms seed by seed."""
-    board, run = _intervals_study(tmp_path, 4)
+    board, run = _intervals_study(tmp_path, 3)
     cards = pd.read_csv(run / "scorecards.csv")
-    assert len(cards) == 8 and cards["matches_expected"].all(), cards[["trial", "net", "expected_net"]]
+    assert len(cards) == 6 and cards["matches_expected"].all(), cards[["trial", "net", "expected_net"]]
     for card in cards.itertuples():
         assert card.net == kept(card.arm, card.seed), card.trial
     assert set(cards.groupby("arm")["net"].nunique()) != {1}  # the seeds differ: a real distribution
     board = board.set_index("arm")
-    assert board["n"].tolist() == [4, 4] and board.loc["Vanilla", "expected_mean"] == 4
+    assert board["n"].tolist() == [3, 3] and board.loc["Vanilla", "expected_mean"] == 4
     assert (board["net_lo"] <= board["net"]).all() and (board["net"] <= board["net_hi"]).all()
     paired = pd.read_csv(run / "paired.csv").query("metric == 'net'")
-    assert paired["pairs"].tolist() == [4]
-    want = np.mean([kept("State_MD_Only", s) - kept("Vanilla", s) for s in range(4)])
-    assert paired["difference"].iloc[0] == pytest.approx(want)
+    assert paired["pairs"].tolist() == [3]
+    want = np.mean([kept("State_MD_Only", s) - kept("Vanilla", s) for s in range(3)])
+    assert paired["difference"].iloc[0] == round(want, 2)  # (paired.csv rounds to two places)
 
 
 @pytest.mark.pipeline
