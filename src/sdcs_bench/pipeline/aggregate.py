@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -348,6 +349,7 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
                "budget_exhausted": False,
                **dict.fromkeys(HANDOFF_MEANS, float("nan"))}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
+    counted = scorecards[stats.counted(scorecards)]  # (valid and not stopped by the budget)
     stopped = scorecards["budget_exhausted"].fillna(False).astype(bool)
     # A trial the budget stopped (docs/cost.md) is neither a result nor invalid: counted apart, in no mean.
     scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool) | stopped, budget_exhausted=stopped,
@@ -375,7 +377,6 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
         cost_usd_total=("cost_usd", lambda v: v.sum() if v.notna().all() else float("nan")),
         cost_unpriced_tokens=("cost_unpriced_tokens", "sum"),
     )
-    counted = scorecards[scorecards["valid"] & ~scorecards["budget_exhausted"]]
     scores = counted.groupby(GROUP, sort=True).agg(
         raw=("raw", "mean"), net=("net", "mean"), tes=("tes", "mean"), tokens=("tokens", "mean"),
         turns=("turns", "mean"), baseline_kept=("baseline_ok", "mean"),
@@ -389,9 +390,7 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
     board = counts.join(scores, how="left").join(_intervals(counted, settings),
                                                   how="left").reset_index()
     board["n"] = board["n"].fillna(0).astype(int)
-    board["net_interval"] = [stats.Interval(n, mean, lo, hi).text() for n, mean, lo, hi in
-                             board[["n", "net", "net_lo", "net_hi"]].astype(object).where(board[["n", "net", "net_lo", "net_hi"]].notna(), None)
-                             .itertuples(index=False)]
+    board["net_interval"] = interval_texts(board, "n", "net", "net_lo", "net_hi")
     board = _versus_vanilla(board).astype({"predicted_resolved": "Int64"})  # a count, empty for the tiers
     # A handoff names both agents: "<first>, then <successor>" (one label when both are the same kind).
     board["source"] = [handoff_label(source_label(kind, model, harness), then)
@@ -425,6 +424,24 @@ PAIRED_COLUMNS = ["axis", "baseline", "compared", "metric", "workload", "variant
                   "agent_kind", "pairs", "baseline_mean", "compared_mean", "difference", "lo", "hi", "excludes_zero"]
 
 
+def matched_pairs(cards: pd.DataFrame, metrics: tuple[str, ...]
+                  ) -> Iterator[tuple[str, str, str, dict[str, Any], pd.DataFrame]]:
+    """Each comparison of :data:`PAIRED_AXES` in ``cards`` (the trials to pair: see :func:`stats.counted`):
+    ``(axis, baseline, compared, what the pairs share, pairs)``, the pairs matched on everything but
+    the axis, the seed included, with each metric beside its ``<metric>_base``."""
+    cards = cards.assign(continuation=cards.get("continuation", "reset"))
+    for axis, base in PAIRED_AXES:
+        if base not in set(cards[axis]) or cards[axis].nunique() < 2:
+            continue
+        fixed = [c for c in ("workload", "variant", "continuation", "arm", "agent", "agent_kind") if c != axis and c in cards]
+        key = [*fixed, "seed"]
+        left = cards[cards[axis] == base].drop_duplicates(key)[[*key, *metrics]]
+        for compared, part in cards[cards[axis] != base].groupby(axis, sort=True):
+            joined = part.drop_duplicates(key).merge(left, on=key, how="inner", suffixes=("", "_base"))
+            for group, pairs in joined.groupby(fixed, sort=True):
+                yield axis, base, compared, dict(zip(fixed, group)), pairs
+
+
 def paired_differences(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settings()) -> pd.DataFrame:
     """For each arm against Vanilla (and each continuation mode against reset), within every
     workload, variant (a cut point is a variant), the other axis and agent: the mean of the paired
@@ -432,31 +449,25 @@ def paired_differences(scorecards: pd.DataFrame, settings: stats.Settings = stat
     bootstrap interval. ``excludes_zero`` marks the rows whose interval does not contain 0."""
     if scorecards.empty:
         return pd.DataFrame(columns=PAIRED_COLUMNS)
-    cards = scorecards.assign(continuation=scorecards.get("continuation", "reset"))
-    cards = cards[stats.counted(cards)]
     rows = []
-    for axis, base in PAIRED_AXES:
-        if base not in set(cards[axis]) or cards[axis].nunique() < 2:
-            continue
-        fixed = [c for c in ("workload", "variant", "continuation", "arm", "agent", "agent_kind") if c != axis]
-        key = [*fixed, "seed"]
-        left = cards[cards[axis] == base].drop_duplicates(key)[[*key, *PAIRED_METRICS]]
-        for compared, part in cards[cards[axis] != base].groupby(axis, sort=True):
-            joined = part.drop_duplicates(key).merge(left, on=key, how="inner", suffixes=("", "_base"))
-            if joined.empty:
-                continue
-            for group, pairs in joined.groupby(fixed, sort=True):
-                where = dict(zip(fixed, group))
-                for metric in PAIRED_METRICS:
-                    got = pairs[[f"{metric}_base", metric]].dropna()
-                    label = "/".join(map(str, (axis, compared, *group, metric)))
-                    iv = stats.paired(got[f"{metric}_base"].tolist(), got[metric].tolist(), label, settings)
-                    rows.append({"axis": axis, "baseline": base, "compared": compared, "metric": metric, **where,
-                                 axis: compared, "pairs": iv.n, "baseline_mean": got[f"{metric}_base"].mean(),
-                                 "compared_mean": got[metric].mean(), "difference": iv.mean, "lo": iv.lo, "hi": iv.hi,
-                                 "excludes_zero": iv.excludes_zero})
+    for axis, base, compared, where, pairs in matched_pairs(scorecards[stats.counted(scorecards)], PAIRED_METRICS):
+        for metric in PAIRED_METRICS:
+            got = pairs[[f"{metric}_base", metric]].dropna()
+            label = "/".join(map(str, (axis, compared, *where.values(), metric)))
+            iv = stats.paired(got[f"{metric}_base"].tolist(), got[metric].tolist(), label, settings)
+            rows.append({"axis": axis, "baseline": base, "compared": compared, "metric": metric, **where,
+                         axis: compared, "pairs": iv.n, "baseline_mean": got[f"{metric}_base"].mean(),
+                         "compared_mean": got[metric].mean(), "difference": iv.mean, "lo": iv.lo, "hi": iv.hi,
+                         "excludes_zero": iv.excludes_zero})
     return pd.DataFrame(rows, columns=PAIRED_COLUMNS).round(
         {"baseline_mean": 2, "compared_mean": 2, "difference": 2, "lo": 2, "hi": 2})
+
+
+def interval_texts(frame: pd.DataFrame, n: str, mean: str, lo: str, hi: str) -> list[str]:
+    """Each row's interval in words (:meth:`stats.Interval.text`), from its columns (empty: None)."""
+    cols = frame[[n, mean, lo, hi]]
+    return [stats.Interval(int(k), m, a, b).text() for k, m, a, b in
+            cols.astype(object).where(cols.notna(), None).itertuples(index=False)]
 
 
 # The scores each leaderboard row gives an interval for, and the digits they are rounded to.
@@ -651,11 +662,8 @@ def _paired_markdown(paired: pd.DataFrame, level: str) -> list[str]:
                   f"The intervals are not adjusted for the number of comparisons: with no true difference anywhere, "
                   f"about {made * (1 - float(level.rstrip('%')) / 100):.1f} of {made} would be marked by chance. "
                   "With one pair there is no interval.", ""]
-        shown = rows.assign(
-            interval=[stats.Interval(int(n), d, lo, hi).text() for n, d, lo, hi in
-                      rows[["pairs", "difference", "lo", "hi"]].astype(object).where(rows[["pairs", "difference", "lo", "hi"]].notna(), None)
-                      .itertuples(index=False)],
-            mark=["*" if x else "" for x in rows["excludes_zero"]])
+        shown = rows.assign(interval=interval_texts(rows, "pairs", "difference", "lo", "hi"),
+                            mark=["*" if x else "" for x in rows["excludes_zero"]])
         other = "continuation" if axis == "arm" else "arm"
         lines += _table(shown.rename(columns={"baseline_mean": base, "compared_mean": "mean"}),
                         ["workload", "variant", other, "agent", axis, "pairs", base, "mean", "difference", "interval",

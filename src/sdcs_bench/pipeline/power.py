@@ -26,7 +26,7 @@ import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.pipeline import stats
-from sdcs_bench.pipeline.aggregate import PAIRED_AXES
+from sdcs_bench.pipeline.aggregate import matched_pairs
 
 METRICS = ("net", "full_marks")
 SHOWN_N = (2, 5, 10, 20, 50, 100)
@@ -75,19 +75,8 @@ def _outcome(cards: pd.DataFrame, metric: str) -> pd.Series:
 def _paired_differences(cards: pd.DataFrame, metric: str) -> list[np.ndarray]:
     """Per comparison against Vanilla (and each mode against reset) with at least two pairs: the
     paired differences of ``metric``."""
-    cards = cards.assign(value=_outcome(cards, metric), continuation=cards.get("continuation", "reset"))
-    out = []
-    for axis, base in PAIRED_AXES:
-        if base not in set(cards[axis]) or cards[axis].nunique() < 2:
-            continue
-        fixed = [c for c in ("workload", "variant", "continuation", "arm", "agent") if c != axis]
-        left = cards[cards[axis] == base][[*fixed, "seed", "value"]]
-        right = cards[cards[axis] != base][[*fixed, axis, "seed", "value"]]
-        joined = right.merge(left, on=[*fixed, "seed"], suffixes=("", "_base"))
-        for _, part in joined.groupby([*fixed, axis]):
-            if len(part) >= 2:
-                out.append((part["value"] - part["value_base"]).to_numpy())
-    return out
+    pairs = matched_pairs(cards.assign(value=_outcome(cards, metric)), ("value",))
+    return [(part["value"] - part["value_base"]).to_numpy() for *_, part in pairs if len(part) >= 2]
 
 
 def power_report(delta: float, *, metric: str = "net", target: float = 0.8, level: float = 0.95,
