@@ -11,6 +11,7 @@ from typing import Annotated, Optional
 import typer
 
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench import jobs
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -18,16 +19,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-# The terminal, when --log sends this process's output (its own and its children's) to a file: an
-# error is always said here too, in one line, so a full disk cannot swallow it.
-_TERMINAL = None
-_WRITING: Path | None = None  # the directory a pipeline verb writes into (named by a disk error)
-
-
-def _writing(path: Path | None) -> Path | None:
-    global _WRITING
-    _WRITING = path
-    return path
+_writing = jobs.writing
 
 
 @app.callback()
@@ -43,21 +35,7 @@ def _options(
     if root is not None:
         use_project(root)
     if log is not None:
-        _redirect_to(log)
-
-
-def _redirect_to(log: Path) -> None:
-    import os
-
-    global _TERMINAL
-    log.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    _TERMINAL = os.fdopen(os.dup(2), "w", buffering=1)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
+        jobs.redirect_to(log)
 
 
 TierOpt = Annotated[Optional[int], typer.Option("--tier", help="shorthand for --workload tier_N")]
@@ -200,9 +178,7 @@ def scaffold_sandbox(
 ) -> None:
     """Create a clean, git-initialised sandbox: the workload's baseline plus the arm's files."""
     if trial is not None:
-        from sdcs_bench.pipeline.stages import load_trial, run_scaffold_stage
-
-        run_scaffold_stage(load_trial(trial), _writing(_need(stage_dir, "--stage-dir")))
+        jobs.scaffold(trial, _need(stage_dir, "--stage-dir"))
         return
     from sdcs_bench.trial import config
     from sdcs_bench.trial.arms import Arm
@@ -277,9 +253,7 @@ def inject_poison_pill(
     """Plant the workload's defects between two sessions (tier 2: a one-cent tax error above 2,500
     cents and a forbidden rbac.audit import), next to whatever session 1 left uncommitted."""
     if trial is not None:
-        from sdcs_bench.pipeline.stages import load_trial, run_inject_stage
-
-        run_inject_stage(load_trial(trial), _need(from_stage, "--from"), _writing(_need(stage_dir, "--stage-dir")))
+        jobs.inject(trial, _need(from_stage, "--from"), _need(stage_dir, "--stage-dir"))
         return
     from sdcs_bench.sandbox.poison import inject, record_path
 
@@ -299,9 +273,7 @@ def inject_command(
 ) -> None:
     """Pipeline: the variant's inject stage between two sessions (a poison pill, or withholding a
     coherence workload's facts: docs/coherence.md)."""
-    from sdcs_bench.pipeline.stages import load_trial, run_inject_stage
-
-    run_inject_stage(load_trial(trial), from_stage, _writing(stage_dir))
+    jobs.inject(trial, from_stage, stage_dir)
 
 
 @app.command("handoff")
@@ -315,9 +287,7 @@ def handoff_command(
 ) -> None:
     """Pipeline: the handoff before session k in a continuation mode (docs/protocol.md#continuation-modes):
     a trace or summary for the next prompt, or the harness's own state for its next HOME."""
-    from sdcs_bench.pipeline.stages import load_trial, run_handoff_stage
-
-    run_handoff_stage(load_trial(trial), session, from_stage, _writing(stage_dir), session_stages=session_stage or None)
+    jobs.handoff(trial, session, from_stage, stage_dir, session_stage)
 
 
 @app.command("run-session")
@@ -328,12 +298,7 @@ def run_session_command(
     stage_dir: Annotated[Path, typer.Option("--stage-dir", help="this stage's output directory")],
 ) -> None:
     """Pipeline: run one session of a trial from its predecessor's snapshot."""
-    from sdcs_bench.pipeline.stages import load_trial, run_session_stage
-
-    spec = load_trial(trial)
-    record = run_session_stage(spec, session, from_stage, _writing(stage_dir))
-    s = record["session"]
-    print(f"{spec.trial_id} {s['session']}: {s['status']}, {s['turns']} turns, {s['wall_s']} s", file=sys.stderr)
+    jobs.session(trial, session, from_stage, stage_dir)
 
 
 @app.command("score")
@@ -349,12 +314,7 @@ def score(
         "--handoff-record", help="each handoff's stage.json, in order (a continuation mode; default: the layout's)")] = None,
 ) -> None:
     """Pipeline: score a trial's final snapshot."""
-    from sdcs_bench.pipeline.stages import load_trial, run_score_stage
-
-    record = run_score_stage(load_trial(trial), from_stage, _writing(stage_dir),
-                             session_records=session_record or None, injection_record=injection,
-                             handoff_records=handoff_record or None)
-    print(f"{record['trial']}: raw {record['raw']}, net {record['net']}", file=sys.stderr)
+    jobs.score(trial, from_stage, stage_dir, session_record, injection, handoff_record)
 
 
 @app.command("evaluate-sandbox")
@@ -860,36 +820,8 @@ def install_harnesses(
     print(f"installed: {', '.join(done) or '(all already in place)'} under {harness_home()}")
 
 
-def _say(line: str) -> None:
-    """One line on stderr (the log, under --log) and on the terminal; a full disk loses neither."""
-    for stream in (sys.stderr, _TERMINAL):
-        if stream is None:
-            continue
-        try:
-            print(line, file=stream, flush=True)
-        except OSError:
-            pass
-
-
 def main() -> None:
-    from sdcs_bench.core.fsutil import disk_error_message
-
-    try:
-        app()
-    except SpecSnapError as exc:
-        _say(f"specsnap: error: {exc}")
-        sys.exit(2)
-    except OSError as exc:
-        message = disk_error_message(exc, _WRITING)
-        if message is None:
-            _say(f"specsnap: error: {exc}")
-            raise
-        _say(f"specsnap: error: {message}")
-        sys.exit(1)
-    except Exception as exc:
-        if _TERMINAL is not None:  # the traceback goes to the log; the terminal gets one line
-            _TERMINAL.write(f"specsnap: internal error: {type(exc).__name__}: {exc} (traceback in the log)\n")
-        raise
+    jobs.guarded(app)
 
 
 if __name__ == "__main__":

@@ -95,6 +95,10 @@ if workflow.is_main_process:
         # (Snakemake says whether this is a dry run only after the Snakefile is read: its command line
         # does. Any invocation that runs no job counts as one: it changes no budget and moves nothing.)
         dry = any(a.split("=")[0] in NO_JOB_FLAGS or re.fullmatch(r"-[A-Za-z]*[nS][A-Za-z]*", a) for a in sys.argv[1:])
+        if not dry:  # every job imports the package: its bytecode is written once, here
+            from sdcs_bench.core.bytecode import compile_package
+
+            compile_package()
         for line in apply_budget(Path(STUDY_DIR), {"max_usd": config.get("budget_max_usd"),
                                                    "trial_max_usd": config.get("budget_trial_max_usd")}, dry,
                                  shared=workflow.storage_settings.default_storage_provider is None):

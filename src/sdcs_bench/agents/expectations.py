@@ -26,6 +26,7 @@ from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
 from sdcs_bench.trial.workload import CleaveRule, Workload
+from sdcs_bench.core.timing import timed
 
 
 def _norm(text: str) -> str:
@@ -116,6 +117,7 @@ class _World:
     defects: dict[str, bool] = field(default_factory=dict)  # planted defect -> committed (in HEAD)?
 
 
+@timed("closed form")
 def expected_reference_score(
     workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any],
     successor: dict[str, Any] | None = None, continuation: dict[str, Any] | None = None, seed: int = 0,

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from sdcs_bench.coherence.events import Event
+from sdcs_bench.core.timing import timed
 
 MAX_WRITES = 500  # writes recorded per session (later ones are counted, not kept)
 MAX_ADDED = 400  # added lines kept per write (a write adding more is judged on these)
@@ -148,6 +149,7 @@ def write_costs(written: dict[str, Any], *, calls: dict[str, Any] | None, events
             "dropped": written.get("dropped", 0), "failed": written.get("failed")}
 
 
+@timed("session instruments")
 def resume_report(sessions: list[dict[str, Any]], final_lines: Callable[[str], set[str] | None]) -> dict[str, Any]:
     """The cost of resuming of each continuation session (those whose record has ``resume``), from
     the final tree (``final_lines(path)``: the digests of the file's lines at the end, None when it

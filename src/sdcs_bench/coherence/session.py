@@ -29,6 +29,7 @@ from sdcs_bench.coherence.residency import import_graph, residency
 from sdcs_bench.coherence.resume import MAX_FILES_SEEN, files_touched, write_costs
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.core.timing import timed
 
 EVENTS = "events.jsonl"
 RESIDENCY = "residency.json"
@@ -92,6 +93,7 @@ class WorkspaceState:
     python: dict[str, str] = field(default_factory=dict)
 
 
+@timed("session instruments")
 def workspace_state(root: Path) -> WorkspaceState:
     """Read a workspace without following links (the agent wrote it): regular files only, ``.git``
     and ``__pycache__`` left out."""
@@ -141,6 +143,7 @@ def changed_paths(before: WorkspaceState, after: WorkspaceState) -> dict[str, st
     return out
 
 
+@timed("session instruments")
 def analyse_session(*, harness: str, stage_dir: Path, run_id: str, workdir: Path, before: WorkspaceState,
                     after: WorkspaceState, facts: WorkloadFacts, agent_written: Iterable[str] = (),
                     status: str | None = None, import_roots: Iterable[str] = ("",),

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from sdcs_bench.core import safefs
+from sdcs_bench.core.timing import timed
 
 AGENT_IDENTITY = {"user.name": "SpecSnap Agent", "user.email": "agent@specsnap.invalid"}
 DATES = {"GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000", "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000"}
@@ -99,6 +100,7 @@ def _base_env(home: str) -> dict[str, str]:
     }
 
 
+@timed("git (host processes)")
 def run_git(args: list[str], *, cwd: Path, env: dict[str, str], input: bytes | None = None,
             timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess:
     """One git process: no terminal input (stdin is ``/dev/null`` unless ``input`` is given), in

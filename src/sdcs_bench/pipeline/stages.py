@@ -14,41 +14,34 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sdcs_bench.agents.expectations import expected_reference_score
-from sdcs_bench.coherence.abstention import trial_class
-from sdcs_bench.coherence.resume import READ_LIMIT, line_set, resume_report
-from sdcs_bench.coherence.session import WorkloadFacts, analyse_session, workspace_state
 from sdcs_bench.core import safefs
 from sdcs_bench.core.archive import safe_extract
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_temporaries
-from sdcs_bench.sandbox import make_backend
-from sdcs_bench.sandbox.scaffold import scaffold
-from sdcs_bench.scoring import score_sandbox
-from sdcs_bench.scoring.sentinels import SentinelSettings
-from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED, Budget
-from sdcs_bench.session.runner import run_session
-from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.core.tokens import TokenUsage, count_tokens
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import (CARRY, CLEAVE_DIFF, CONTEXT, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE,
                                         TrialLayout, trial_layout)
-from sdcs_bench.agents.continuation import compact_state, policy_summary, transcript_text
-from sdcs_bench.coherence.events import read_events
-from sdcs_bench.coherence.session import EVENTS
-from sdcs_bench.coherence.trace import SessionTrace, render_trace
-from sdcs_bench.core.tokens import count_tokens
-from sdcs_bench.session.carry import write_state
 from sdcs_bench.trial.continuation import handoff_stage, prompt_with_context
 from sdcs_bench.trial.spec import TrialSpec
-from sdcs_bench.trial.standards import layout_for
+from sdcs_bench.core.timing import timed
+
+if TYPE_CHECKING:
+    from sdcs_bench.coherence.trace import SessionTrace
+    from sdcs_bench.session.budget import Budget
+
+# Each stage is a process of its own (a Snakemake job): what only one stage runs (the session
+# runner, the scorer, the closed forms, the handoff's modes) is imported inside its function, so no
+# stage pays for loading another's (docs/benchmarks.md#a-trials-own-overhead).
 
 
 def load_trial(path: Path) -> TrialSpec:
     return TrialSpec.load(path)
 
 
+@timed("snapshot write")
 def write_snapshot(workdir: Path, stage_dir: Path) -> Path:
     target = stage_dir / SNAPSHOT
     with atomic_path(target) as tmp, tarfile.open(tmp, "w:gz") as tar:
@@ -59,6 +52,7 @@ def write_snapshot(workdir: Path, stage_dir: Path) -> Path:
     return target
 
 
+@timed("snapshot restore")
 def restore_snapshot(stage_dir: Path, workdir: Path) -> None:
     if workdir.exists():
         shutil.rmtree(workdir)
@@ -87,6 +81,7 @@ def _predecessor(prev_stage: Path) -> list[Path]:
     return [Path(prev_stage) / STAGE_FILE, Path(prev_stage) / SNAPSHOT]
 
 
+@timed("record writing")
 def _finish(stage_dir: Path, name: str, trial: TrialSpec, started: float, inputs: list[Path],
             **fields: Any) -> dict[str, Any]:
     """Write ``stage.json``, last: the stage is done. It records the SHA-256 of the trial file and of
@@ -109,6 +104,8 @@ def _finish(stage_dir: Path, name: str, trial: TrialSpec, started: float, inputs
 
 
 def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
+    from sdcs_bench.sandbox.scaffold import scaffold
+    
     started = time.time()
     _begin(stage_dir)
     workdir = trial.sandbox_dir
@@ -156,6 +153,10 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     before its first model call; the provider was overloaded) is retried from the same snapshot
     with exponential backoff; whatever the agent itself did is data and is never retried. Each
     failed attempt's records are kept under ``attempts/N/``."""
+    from sdcs_bench.coherence.session import WorkloadFacts, analyse_session, workspace_state
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.session.runner import run_session
+    
     if not 1 <= index <= len(trial.schedule):
         raise SpecSnapError(f"trial {trial.trial_id} has {len(trial.schedule)} session(s), not {index}")
     started = time.time()
@@ -296,6 +297,8 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
 
 def _budget(stage_dir: Path, trial: TrialSpec, stage: str) -> Budget:
     """The run's budget (docs/cost.md), as this stage sees it: results/<run>/trials/<trial>/<stage>."""
+    from sdcs_bench.session.budget import Budget
+    
     return Budget(Path(stage_dir).resolve().parents[2], trial.trial_id, stage)
 
 
@@ -307,7 +310,12 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     harness state the next HOME gets (``carry.tar.gz``: a conversation, compacted or not), and what
     it cost (``ledger.jsonl``: the summary's model call). The sandbox passes through unchanged.
     ``session_stages``: the stage directories of sessions 1 .. index-1 (default: the trial's layout)."""
-    from sdcs_bench.session.carry import read_state
+    from sdcs_bench.agents.continuation import compact_state, policy_summary, transcript_text
+    from sdcs_bench.coherence.events import read_events
+    from sdcs_bench.coherence.session import EVENTS
+    from sdcs_bench.coherence.trace import render_trace
+    from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED
+    from sdcs_bench.session.carry import read_state, write_state
     from sdcs_bench.session.handoff import model_summary
 
     cont = trial.continuation
@@ -371,6 +379,10 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
 
 def _session_trace(stage: Path) -> SessionTrace:
     """A finished session as the trace renders it: its events, how it ended, its closing message."""
+    from sdcs_bench.coherence.events import read_events
+    from sdcs_bench.coherence.session import EVENTS
+    from sdcs_bench.coherence.trace import SessionTrace
+    
     record = json.loads((Path(stage) / STAGE_FILE).read_text())
     return SessionTrace(int(record["session"]["index"]), str(record["session"]["status"]),
                         [e.to_dict() for e in read_events(Path(stage) / EVENTS)],
@@ -420,6 +432,8 @@ def stage_inputs(trial: TrialSpec, stage_dir: Path) -> tuple[list[Path], Path | 
 
 def _final_lines(tree: Path, rel: str) -> set[str] | None:
     """A file's lines at the trial's end (read without following a link), None when it is not there."""
+    from sdcs_bench.coherence.resume import READ_LIMIT, line_set
+    
     try:
         data = safefs.read_file(tree, rel, limit=READ_LIMIT)
     except OSError:
@@ -450,6 +464,15 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
                     injection_record: Path | None = None, handoff_records: list[Path] | None = None) -> dict[str, Any]:
     """Score the last snapshot. Session records are read from the session stages (outside the
     sandbox: a later session's agent can rewrite anything inside it, its ``.git`` included)."""
+    from sdcs_bench.agents.expectations import expected_reference_score
+    from sdcs_bench.coherence.abstention import trial_class
+    from sdcs_bench.coherence.resume import resume_report
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.scoring import score_sandbox
+    from sdcs_bench.scoring.sentinels import SentinelSettings
+    from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED
+    from sdcs_bench.trial.standards import layout_for
+    
     started = time.time()
     _begin(stage_dir)
     if session_records is None:

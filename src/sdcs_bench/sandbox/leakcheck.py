@@ -10,6 +10,7 @@ from pathlib import Path
 from sdcs_bench.core import safefs
 from sdcs_bench.sandbox.base import Backend, SandboxLeak
 from sdcs_bench.trial.workload import Workload
+from sdcs_bench.core.timing import timed
 
 _MIN_HASHED_BYTES = 64  # tiny files (an empty __init__.py) are common everywhere
 
@@ -38,6 +39,7 @@ def _scan(root: Path, rel: str, canary: bytes) -> str | None:
     return digest.hexdigest()
 
 
+@timed("leak check")
 def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend, carried: Iterable[str] = ()) -> dict:
     """Nothing hidden in the sandbox (no file with the workload's canary, no copy of a hidden test or
     gold file), nor in the files a continuation ``carried`` into the HOME (relative to it), and,

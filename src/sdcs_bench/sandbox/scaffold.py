@@ -17,6 +17,7 @@ from sdcs_bench.core.gitutil import commit_all, init_repo
 from sdcs_bench.sandbox.records import META
 from sdcs_bench.trial.standards import layout_for, write_layout
 from sdcs_bench.trial.workload import Workload
+from sdcs_bench.core.timing import timed
 
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")
 
@@ -32,6 +33,7 @@ def manifest(root: Path, private: tuple[str, ...] = ()) -> dict[str, str]:
     return out
 
 
+@timed("scaffold files")
 def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] | None = None,
              withhold: tuple[int, str] | None = None) -> dict[str, Any]:
     """A fresh sandbox. ``variant`` matters only to a workload whose baseline it arranges (the

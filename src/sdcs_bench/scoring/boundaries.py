@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from sdcs_bench.core.timing import timed
 
 
 _SYS_PATH_LOCK = threading.Lock()
@@ -45,6 +46,7 @@ def _edges(metadata: Any) -> set[tuple[str, str]]:
     return found
 
 
+@timed("boundary check")
 def check_boundaries(root: Path, wiring: dict[str, Any], dynamic: list[tuple[str, str]] = ()) -> dict[str, Any]:
     import grimp
     import grimp.exceptions

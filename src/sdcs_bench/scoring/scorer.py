@@ -31,6 +31,7 @@ from sdcs_bench.scoring.standards import standards_report
 from sdcs_bench.scoring.suspicious import scan_source
 from sdcs_bench.trial.standards import Layout
 from sdcs_bench.scoring.verdicts import StreamReader, cross_check, parse
+from sdcs_bench.core.timing import span, timed
 
 PROBE = Path(__file__).with_name("probe_conftest.py")
 SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".tox", ".nox", ".venv", "venv", "node_modules", ".eggs"}
@@ -44,6 +45,7 @@ def _glob(rel: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(rel, pattern)
 
 
+@timed("scoring copy")
 def scoring_copy(sandbox: Path, workload: Workload, dest: Path) -> list[str]:
     """Copy only the sandbox's source files into ``dest``; return what was left out and why."""
     excluded = []
@@ -107,6 +109,7 @@ def scoring_python(workload: Workload) -> tuple[str, list[Path]]:
     return python or sys.executable, readable
 
 
+@timed("test tree digest")
 def tree_digest(paths: list[Path]) -> dict[str, str]:
     """sha256 of every file under ``paths`` (a file's absence is part of the digest)."""
     digest = {}
@@ -146,8 +149,9 @@ def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s
         f"--junitxml={junit}", *(arg for nid in deselect for arg in ("--deselect", nid)), HIDDEN_PREFIX,
     ]
     try:
-        code, out, err = backend.run(argv, workdir=copy, home=home, env=env, timeout=timeout_s, network=False,
-                                     ro_binds=readable, read_only=test_tree, pass_fds=(stream.write_fd,))
+        with span("pytest (sandboxed)"):
+            code, out, err = backend.run(argv, workdir=copy, home=home, env=env, timeout=timeout_s, network=False,
+                                         ro_binds=readable, read_only=test_tree, pass_fds=(stream.write_fd,))
     finally:
         lines = stream.lines()
     result = parse(lines)

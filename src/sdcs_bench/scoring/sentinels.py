@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.scoring.collection import Collected, Rules, collect
+from sdcs_bench.core.timing import timed
 
 _SIMPLE_STRING = re.compile(r"""^([rRuU]?)(['"])([^'"\\\n]*)\2$""")
 _WORDS = re.compile(r"[a-z][a-z0-9]*")
@@ -164,6 +165,7 @@ def _twin_text(source: str, lines: list[str], func: ast.FunctionDef | ast.AsyncF
     return "\n".join(body), said
 
 
+@timed("sentinel planting")
 def plant(hidden: Path, rel_root: str, settings: SentinelSettings,
           rng: random.Random, untwinned: frozenset[str] = frozenset(), rules: Rules | None = None,
           ) -> tuple[list[Sentinel], dict[str, str]]:
@@ -259,6 +261,7 @@ def _params(nodeid: str) -> tuple[str, str]:
     return base, sep + rest
 
 
+@timed("verdict stream")
 def judge(planted: list[Sentinel], verdicts: dict[str, bool]) -> list[str]:
     """What the sentinels' verdicts prove: one line of evidence per broken expectation."""
     by_base: dict[str, dict[str, bool]] = {}

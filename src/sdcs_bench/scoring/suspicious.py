@@ -14,6 +14,7 @@ from typing import Any
 
 from sdcs_bench.scoring.junit import HIDDEN_PREFIX
 from sdcs_bench.trial.workload import Workload
+from sdcs_bench.core.timing import timed
 
 MODULES = {
     "_pytest": "imports the test runner's internals", "pytest": "imports the test runner",
@@ -119,6 +120,7 @@ def _module_of(rel: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@timed("boundary check")
 def scan_source(copy: Path, workload: Workload) -> dict[str, Any]:
     """Findings in the scoring copy's source that the workload's baseline does not have, and the
     constant-named imports static analysis would otherwise miss (as ``(importer, imported)``)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.scoring.junit import read_outcomes
+from sdcs_bench.core.timing import timed
 
 
 class StreamReader:
@@ -82,6 +83,7 @@ def _record(line: str) -> dict[str, Any] | None:
     return rec
 
 
+@timed("verdict stream")
 def parse(lines: list[str]) -> Stream:
     s = Stream()
     for n, line in enumerate(lines, 1):
@@ -111,6 +113,7 @@ def parse(lines: list[str]) -> Stream:
     return s
 
 
+@timed("verdict stream")
 def cross_check(stream: Stream, junit: Path, exit_code: int | None, junit_key) -> tuple[bool, list[str]]:
     """Whether the run's verdicts can be read at all (``trusted``) and what contradicts them."""
     evidence = []

@@ -11,12 +11,14 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+from sdcs_bench.core.timing import timed
 
 
 def mask(secret: str) -> str:
     return f"[REDACTED:{len(secret)} chars]"
 
 
+@timed("redaction")
 def redact_record(record: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
     """The same record with every secret's text masked in every string it holds."""
     if not secrets:
@@ -27,6 +29,7 @@ def redact_record(record: dict[str, Any], secrets: list[str]) -> dict[str, Any]:
     return json.loads(text)
 
 
+@timed("redaction")
 def redact_files(roots: Iterable[Path], secrets: list[str], skip_dirs: tuple[str, ...] = (".git",)) -> list[str]:
     """Replace each secret in every file under ``roots``; return the files that held one."""
     if not secrets:

@@ -33,6 +33,7 @@ from sdcs_bench.session.redact import redact_files, redact_record
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
 from sdcs_bench.trial.workload import SessionSpec, Workload
+from sdcs_bench.core.timing import span, timed
 
 
 def run_session(
@@ -149,15 +150,16 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
                       carried=(ctx.continuation or {}).get("carried_in") or ())
     exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
     guard = _prepare_guard(ctx, backend, exempt)
-    start_head = _head(ctx.workdir)
-    commits_before = known_commits(ctx.workdir)
-    before = repo_state(ctx.workdir)
-    config_before = git_configuration(ctx.workdir)
-    # A continuation session (every session after the first) records its writes and its calls, for
-    # the cost of resuming (coherence/resume.py): each file's content at the start is read once.
-    continuation = ctx.index > 1
-    start_contents: dict[str, bytes | None] | None = {} if continuation else None
-    qualifying_before = qualifying_state(ctx.workdir, exempt, contents=start_contents)
+    with span("cleave bookkeeping"):
+        start_head = _head(ctx.workdir)
+        commits_before = known_commits(ctx.workdir)
+        before = repo_state(ctx.workdir)
+        config_before = git_configuration(ctx.workdir)
+        # A continuation session (every session after the first) records its writes and its calls, for
+        # the cost of resuming (coherence/resume.py): each file's content at the start is read once.
+        continuation = ctx.index > 1
+        start_contents: dict[str, bytes | None] | None = {} if continuation else None
+        qualifying_before = qualifying_state(ctx.workdir, exempt, contents=start_contents)
     controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s,
                                   meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter
                                                                          or continuation),
@@ -177,12 +179,13 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     record["guard"] = guard
     # The harness's own records (transcript, rollout, chat files) leave the private HOME before it
     # is deleted: the session's event stream is read from them (sdcs_bench.coherence).
-    record["harness_records"] = harness.keep_records(ctx)
-    record["repo_memory_files"] = repo_memory_changes(before, repo_state(ctx.workdir), harness.repo_memory_globs,
-                                                      ctx.arm.memory_files)
-    # Hooks and git configuration the agent left survive into the next session (where they run
-    # only inside its sandbox; the host never runs them): listed, as what survived.
-    record["git_configuration"] = state_changes(config_before, git_configuration(ctx.workdir))
+    with span("session instruments"):
+        record["harness_records"] = harness.keep_records(ctx)
+        record["repo_memory_files"] = repo_memory_changes(before, repo_state(ctx.workdir), harness.repo_memory_globs,
+                                                          ctx.arm.memory_files)
+        # Hooks and git configuration the agent left survive into the next session (where they run
+        # only inside its sandbox; the host never runs them): listed, as what survived.
+        record["git_configuration"] = state_changes(config_before, git_configuration(ctx.workdir))
     native = harness.usage(ctx, ctx.stage_dir / "transcript.jsonl")
     if proxy is not None:
         rows = proxy.ledger.rows
@@ -205,6 +208,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     return record
 
 
+@timed("guard")
 def _prepare_guard(ctx: SessionContext, backend: Backend, exempt) -> dict[str, Any]:
     """Before every session: put the git guard back as SpecSnap made it (an earlier session may
     have replaced, unlinked or disabled it) and, before a cleaved session, verify inside the
@@ -250,6 +254,7 @@ class _Exit:
     escaped: list[int]  # processes that had left its group, killed by the sandbox marker
 
 
+@timed("agent process")
 def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: float,
                controller: CleaveController) -> _Exit:
     """Start the agent as one process group under the cleave controller, hand it its input, wait
@@ -359,6 +364,7 @@ def _status(cleaved: bool, ended: _Exit) -> str:
     return "crashed" if ended.code != 0 else "ok"
 
 
+@timed("cleave bookkeeping")
 def _cleave_record(ctx: SessionContext, controller: CleaveController, commits_before: set[str], exempt,
                    qualifying_before: dict[str, str], guard: dict[str, Any], needs_model: bool) -> dict:
     """What the cleave did, with the session's integrity check (``integrity.ok`` false marks the

@@ -23,6 +23,14 @@ GROUPS = ("study", "agent", "arm", "workload", "variant")
 COMPOSE = "+"
 
 
+def safe_loader():
+    """PyYAML's safe loader, its C implementation (libyaml) where PyYAML has it: the same documents,
+    read about ten times faster (every stage reads its workload's YAML)."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_yaml(path: Path, what: str = "mapping") -> Any:
     """Parse one YAML file of the project; a missing file or a syntax error is one SpecSnapError
     naming the file (relative to the project) and the line, never a parser traceback."""
@@ -36,7 +44,7 @@ def read_yaml(path: Path, what: str = "mapping") -> Any:
     except OSError as exc:
         raise SpecSnapError(f"{shown}: cannot be read ({exc.strerror})") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=safe_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""

@@ -16,6 +16,8 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError, unknown
 from sdcs_bench.core.paths import conf_dir, project_root
 from sdcs_bench.trial.repo import EnvironmentSpec, SourcePin
+from sdcs_bench.core.cache import has_stamp, stamp, stamp_key
+from sdcs_bench.core.timing import timed
 
 # The protocol's fixed continuation prompt (data, quoted verbatim from the original protocol).
 NEUTRAL_PROMPT = (
@@ -395,6 +397,7 @@ def load_workload(name: str) -> Workload:
 
 
 @cache
+@timed("workload load")
 def load_workload_dir(root: Path) -> Workload:
     """A workload from its own directory alone (what a pipeline stage reads: never ``conf/``)."""
     return _parse_workload(Path(root).resolve())
@@ -485,8 +488,10 @@ def _listed(root: Path, value: Any, meta_path: Path, key: str) -> list:
         if path.suffix in (".yaml", ".yml"):
             import yaml
 
+            from sdcs_bench.trial.config import safe_loader
+
             try:
-                value = yaml.safe_load(path.read_text())
+                value = yaml.load(path.read_text(), Loader=safe_loader())
             except yaml.YAMLError as exc:
                 raise SpecSnapError(f"{path}: not valid YAML: {' '.join(str(exc).split())}") from None
             if not isinstance(value, list):
@@ -573,16 +578,25 @@ def _parse_bugs(root: Path, raw_bugs: list, meta: dict) -> tuple[Requirement, ..
 def _check_schema(meta: Any, meta_path: Path, ref: str | None = None) -> None:
     """workload.yaml (or, with ``ref``, a file it lists, such as a real repository's bug list)
     against ``workflow/schemas/workload.schema.yaml``: the first problem, in one line naming the
-    file and the key, before any of it is used."""
-    import jsonschema
+    file and the key, before any of it is used.
 
+    Every stage of every trial loads its workload: content that passed once (this schema, this
+    data) is stamped in the user's cache (core/cache.py), and the validator (about 0.1 s to import)
+    is loaded only for what was never checked."""
     from sdcs_bench.trial.config import _shown, read_yaml
 
     schema = read_yaml(project_root() / "workflow" / "schemas" / "workload.schema.yaml")
     if ref is not None:
         schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": ref}
+    key = stamp_key("workload-schema", schema, meta)
+    if has_stamp("schema-checked", key):
+        return
+    import jsonschema
+
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(meta))
-    if error is not None:
+    if error is None:
+        stamp("schema-checked", key)
+    else:
         path = list(error.absolute_path)
         where = "/".join(map(str, path)) or "(top level)"
         if ref is not None and path and isinstance(path[0], int) and isinstance(meta[path[0]], dict):

@@ -1,0 +1,22 @@
+"""The ``specsnap`` program: a stage job (:mod:`sdcs_bench.jobs`) runs without loading the typer
+app; every other command line goes to it (:mod:`sdcs_bench.cli`)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    from sdcs_bench import jobs
+
+    args = jobs.parse(sys.argv[1:])
+    if args is not None:
+        jobs.run(args)
+        return
+    from sdcs_bench.cli import main as typer_main
+
+    typer_main()
+
+
+if __name__ == "__main__":
+    main()
