@@ -146,13 +146,13 @@ def _positive(minimum: int) -> Callable[[str], int]:
 
 def parser() -> argparse.ArgumentParser:
     """The stage verbs' options (each as the typer command of the same name declares it)."""
-    top = _Parser(prog="specsnap", add_help=False)
+    top = _Parser(prog="specsnap", add_help=False, allow_abbrev=False)  # (typer takes no abbreviation)
     top.add_argument("--root", type=Path)
     top.add_argument("--log", type=Path)
     verbs = top.add_subparsers(dest="verb", required=True, parser_class=_Parser)
 
     def verb(name: str, run: Callable[..., None], *options: tuple[str, str, dict]) -> None:
-        p = verbs.add_parser(name, add_help=False)
+        p = verbs.add_parser(name, add_help=False, allow_abbrev=False)
         p.set_defaults(run=run)
         for flag, dest, kw in options:
             p.add_argument(flag, dest=dest, **kw)

