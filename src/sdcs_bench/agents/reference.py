@@ -39,6 +39,21 @@ def policy_params(agent_cfg: dict, notes_file: str | None) -> dict:
 POLICY_STATE = ".specsnap-policy"  # a gold-patch policy's conversation state, in its private HOME
 
 
+# Between two actions of a session that records its writes (every session after the first, for the
+# cost of resuming: coherence/resume.py), a pause well beyond the write record's time resolution
+# (session/cleave.py MTIME_SLACK_S, 10 ms), so each write is told apart from the next step's call.
+RECORD_GAP_S = 0.05
+
+
+def pause_between_actions(params: dict, ctx: SessionContext) -> float:
+    """How long the policy pauses after each action: its ``turn_delay_s`` (a model turn's time) in a
+    session cut at an edit, where the watcher's kill must land in a pause, before its next action;
+    ``RECORD_GAP_S`` in a later session that records its writes; else nothing (no one waits on it)."""
+    if ctx.session.cleave.edit_limit is not None:
+        return float(params.get("turn_delay_s", 0))
+    return RECORD_GAP_S if ctx.index > 1 else 0.0
+
+
 class ReferenceHarness(Harness):
     name = "reference"
     unsupported_continuations = {}  # every mode (the fact-driven and standards policies: refused by the plan)
@@ -77,6 +92,7 @@ class ReferenceHarness(Harness):
             "hints": [{"text": h.text, "names": list(h.names)} for h in ctx.workload.hints],
             "standards": policy_briefing(ctx.workload.standards) if ctx.workload.standards is not None else None,
             "meter": ctx.session.cleave.metered,  # ask before each metered step (a token or turn cut)
+            "pause_s": pause_between_actions(params, ctx),
             **({"continuation": ctx.continuation} if ctx.continuation else {}),
         }
         return Invocation(

@@ -15,6 +15,9 @@ Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives 
   standards (the standards family) the rule a standard may state for each form of each surface, how
             the existing handlers and every task's handler are written in either form, each task's
             text; which form it writes it decides from the disk (STYLE.md, the existing handlers)
+  pause_s   how long it pauses after each action: ``turn_delay_s`` in a session cut at an edit (the
+            watcher's kill at the cut lands in the pause, as in a model's turn), a short gap in a
+            later session that records its writes, else none (default: ``turn_delay_s``)
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
 for a policy with ``knows_sprint: always`` (the oracle); with ``knows_sprint: from_hints`` it also
 knows the bugs a hint names when that hint's text is in ``AGENTS.md`` or its notes file on disk.
@@ -72,6 +75,8 @@ class Agent:
         self.hints = briefing.get("hints") or []
         self.standards = briefing.get("standards")
         self.ask_meter = bool(briefing.get("meter"))
+        pause = briefing.get("pause_s")
+        self.pause_s = float(self.params.get("turn_delay_s", 0) if pause is None else pause)
         # The continuation mode of the trial (docs/protocol.md#continuation-modes): ``trace`` logs
         # the text of what it learnt (a trace carries it on); ``conversation`` names the state it
         # keeps in its private HOME, and ``resume`` the conversation it continues from there.
@@ -117,7 +122,9 @@ class Agent:
         self.charged = step  # named on the log line of the step it metered
 
     def pause(self) -> None:
-        time.sleep(float(self.params.get("turn_delay_s", 0)))
+        """Between actions (``pause_s``: a model turn's time where a cut at an edit can land, so the
+        watcher's kill lands in it; a short gap where the session records its writes)."""
+        time.sleep(self.pause_s)
 
     @staticmethod
     def git(*args: str, patch: str | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:

@@ -265,7 +265,8 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
     t0 = time.monotonic()
     timed_out = False
     with (ctx.stage_dir / "transcript.jsonl").open("wb") as out, (ctx.stage_dir / "agent.stderr.log").open("wb") as err:
-        controller.start()
+        with span("cleave watcher"):
+            controller.start()
         began = time.time()  # (the watcher is in place: the agent starts now)
         try:
             proc = backend.spawn(
@@ -288,11 +289,14 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
                 kill_group(proc.pid)
                 code = proc.wait()
             at = time.time()
-            kill_group(proc.pid)  # nothing the agent started may outlive its session...
+            with span("process cleanup"):
+                kill_group(proc.pid)  # nothing the agent started may outlive its session...
         finally:
-            controller.stop()
-            backend.reap(ctx.workdir)
-            escaped = kill_marked(marker)  # ...not even what left its process group
+            with span("cleave watcher"):
+                controller.stop()
+            with span("process cleanup"):
+                backend.reap(ctx.workdir)
+                escaped = kill_marked(marker)  # ...not even what left its process group
     return _Exit(code, timed_out, began, at, round(time.monotonic() - t0, 3), escaped)
 
 
