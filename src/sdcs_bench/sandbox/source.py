@@ -23,9 +23,6 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -66,6 +63,9 @@ def _index_url() -> str:
 def _index_files(name: str, what: str) -> tuple[str, list[dict[str, Any]]]:
     """(the project's API URL, its files) from the index's simple API in its JSON form (PEP 691),
     which every index and mirror serves."""
+    import urllib.error
+    import urllib.request  # (here: every stage imports this module, only a first fetch downloads)
+
     api = f"{_index_url()}/{re.sub(r'[-_.]+', '-', name).lower()}/"
     request = urllib.request.Request(api, headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     try:
@@ -119,10 +119,15 @@ def _sdist_url(pin: SourcePin) -> tuple[str, str]:
         listed = ", ".join(f"{f['filename']} ({f.get('hashes', {}).get('sha256', '?')[:12]}…)" for f in sdists)
         raise SpecSnapError(f"source {pin.describe()}: the index lists no sdist with that SHA-256 "
                             f"(it lists: {listed or 'none'}); the pin is wrong or the release was replaced")
-    return matching[0]["filename"], urllib.parse.urljoin(api, matching[0]["url"])
+    from urllib.parse import urljoin
+
+    return matching[0]["filename"], urljoin(api, matching[0]["url"])
 
 
 def _download(url: str, target: Path) -> None:
+    import urllib.error
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=120) as resp, atomic_path(target) as tmp:  # noqa: S310
             with open(tmp, "wb") as out:
