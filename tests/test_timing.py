@@ -149,3 +149,53 @@ def test_a_process_that_opened_no_span_writes_nothing(tmp_path):
     spans = tmp_path / "spans.jsonl"
     _python("import sdcs_bench.core.timing\nprint('imported')", tmp_path, spans)
     assert not spans.exists()
+
+
+# -- the layers of a real trial (bench/trial_breakdown.py reads these) -------------------------------
+LAYERS = {
+    "scaffold-sandbox": {"imports", "workload load", "scaffold files", "git (host processes)", "snapshot write",
+                         "record writing", "stage, other"},
+    "run-session": {"imports", "workload load", "snapshot restore", "leak check", "guard", "cleave bookkeeping",
+                    "cleave watcher", "agent process", "process cleanup", "session instruments", "redaction",
+                    "snapshot write", "record writing", "stage, other"},
+    "score": {"imports", "workload load", "snapshot restore", "scoring copy", "sentinel planting", "test tree digest",
+              "pytest (sandboxed)", "verdict stream", "boundary check", "closed form", "record writing",
+              "stage, other"},
+}
+
+
+def test_a_reference_trials_stages_record_every_layer_the_breakdown_names(tmp_path):
+    """The stages of one two-session reference trial, run as the rules run them (through the
+    ``specsnap`` program's entry), each leave one line naming every layer it passed through."""
+    from conftest import ROOT
+
+    env = {**os.environ, "SPECSNAP_ROOT": str(ROOT), "SPECSNAP_WORK_ROOT": str(tmp_path / "work")}
+    env.pop("SPECSNAP_SPANS", None)
+    results = tmp_path / "results"
+    subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--study", "smoke", "--results", str(results)],
+                   env=env, cwd=ROOT, check=True, capture_output=True)
+    trial = "tier_2__Vanilla__ref_compressed_notes__none__s0"
+    plan, out = results / "smoke" / "plan" / "trials" / f"{trial}.json", results / "smoke" / "trials" / trial
+    spans = tmp_path / "spans.jsonl"
+    entry = [sys.executable, "-m", "sdcs_bench.entry"]
+    jobs = [["scaffold-sandbox", "--trial", str(plan), "--stage-dir", str(out / "scaffold")],
+            ["run-session", "--trial", str(plan), "--session", "1", "--from", str(out / "scaffold"),
+             "--stage-dir", str(out / "session_1")],
+            ["run-session", "--trial", str(plan), "--session", "2", "--from", str(out / "session_1"),
+             "--stage-dir", str(out / "session_2")],
+            ["score", "--trial", str(plan), "--from", str(out / "session_2"), "--stage-dir", str(out / "score"),
+             "--session-record", str(out / "session_1" / "stage.json"),
+             "--session-record", str(out / "session_2" / "stage.json")]]
+    for job in jobs:
+        proc = subprocess.run([*entry, *job], env={**env, "SPECSNAP_SPANS": str(spans)}, cwd=ROOT,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = _lines(spans)
+    assert [line["argv"][0] for line in lines] == [job[0] for job in jobs]  # one line per stage process
+    for line in lines:
+        missing = LAYERS[line["argv"][0]] - set(line["spans"])
+        assert not missing, (line["argv"][0], missing)
+        assert all(v >= 0 for v in line["spans"].values())
+    # the stage's own record says the same trial ran: the scorecard's closed form held
+    card = json.loads((out / "score" / "scorecard.json").read_text())
+    assert card["valid"] and card["expected"] is not None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import hashlib
 import importlib.util
 import json
 import os
@@ -419,3 +420,29 @@ def test_a_damaged_kept_count_is_counted_again(tmp_path, reference):
     again = _memo_run(cache)
     assert again == {"counts": reference, "loaded": 1}
     assert entries[0].read_text().isdigit() and entries[1].read_text().isdigit()  # replaced by the recount
+
+
+# -- an agent and the cache ---------------------------------------------------------------------------
+def test_an_agent_in_the_sandbox_can_neither_read_nor_plant_a_kept_count(tmp_path):
+    """The attack: a kept count is what a later stage believes without tokenizing, so an agent that
+    could write one would set its own meter. From inside the sandbox the user's cache (under HOME,
+    which the sandbox never shows) is not there to read or write; the host's entry is untouched."""
+    from sdcs_bench.core import tokens
+    from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.sandbox.bwrap import BwrapBackend
+
+    if not BwrapBackend.available():
+        pytest.skip("bubblewrap is not available")
+    text = "a text an agent would like counted as one token"
+    real = tokens.count_tokens(text)
+    entry = next(p for p in tokens._count_dir().iterdir()
+                 if p.name == hashlib.sha256(text.encode()).hexdigest())
+    assert entry.read_text() == str(real) and str(entry).startswith(str(Path.home()))
+    work, home = tmp_path / "sandbox", tmp_path / "home"
+    work.mkdir(), home.mkdir()
+    attack = f"cat {entry}; mkdir -p {entry.parent} && echo 1 > {entry}; echo planted > {entry.parent}/new"
+    code, out, err = make_backend("bwrap").run(["sh", "-c", attack], workdir=work, home=home,
+                                               env={"PATH": "/usr/bin:/bin"}, timeout=60, network=False)
+    assert str(real).encode() not in out  # (nothing of the host's entry was read)
+    assert entry.read_text() == str(real) and not (entry.parent / "new").exists()
+    assert tokens.count_tokens(text) == real
