@@ -1,13 +1,14 @@
 """A study from scratch, `snakemake --cores 2`, beside its floor measured in the same run.
 
-    python bench/smoke_study.py [--study smoke] [--cores 2] [--no-floor]
+    python bench/smoke_study.py [--study smoke] [--cores 2] [--no-floor | --floor-only] [--warm-cache]
 
 Runs the study in a fresh directory (every trial, the aggregate and the report) and prints its wall
 time against its target (the smoke study: 45 s; specsnap_t1_t4: 25 min on 2 cores), the time per
 rule from Snakemake's own `benchmark:` files, and the CPU time of Snakemake's main process. Then the
 floor: the same DAG (every trial's stages chained as the study plans them, then one job gathering
 them) in a trivial Snakefile whose every job starts an interpreter and exits, on the same cores: what
-Snakemake and a process per job cost whatever SpecSnap does in them.
+Snakemake and a process per job cost whatever SpecSnap does in them. From scratch means an empty
+user's cache too (no tokenizer, token count or schema check kept from before), unless --warm-cache.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ TARGETS_S = {"smoke": 45.0, "specsnap_t1_t4": 25 * 60.0}
 FLOOR_SNAKEFILE = """
 import json
 STAGES = json.load(open("stages.json"))
+onstart:  # (as the real workflow does: Snakemake's default rate limiter off)
+    from sdcs_bench.pipeline.scheduling import drop_default_rate_limit
+    drop_default_rate_limit(getattr(workflow, "scheduler", None))
 def previous(w):
     stages = STAGES[w.trial]
     i = stages.index(w.stage)
@@ -81,19 +85,29 @@ def main() -> None:
     parser.add_argument("--study", default="smoke")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--no-floor", action="store_true", help="skip the trivial workflow of the same DAG")
+    parser.add_argument("--floor-only", action="store_true", help="plan the study and run only its floor")
+    parser.add_argument("--warm-cache", action="store_true",
+                        help="use the user's cache (~/.cache/specsnap) instead of an empty one")
     args = parser.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         env = {**os.environ, "SPECSNAP_WORK_ROOT": str(tmp / "work")}
-        wall, main_cpu = run_snakemake(["-s", str(ROOT / "Snakefile"), "--directory", str(tmp), "--cores",
-                                        str(args.cores), "--config", f"study={args.study}"], ROOT, env)
+        if not args.warm_cache:  # from scratch: no tokenizer, count or schema check kept from before
+            env["SPECSNAP_CACHE"] = str(tmp / "cache")
         study = tmp / "results" / args.study
-        rows = []
-        for tsv in (study / "benchmarks").rglob("*.tsv"):
-            rule = tsv.parent.name if tsv.parent.name != "benchmarks" else tsv.stem
-            rows.append({"rule": rule, "s": pd.read_csv(tsv, sep="\t")["s"].iloc[0]})
-        cards = pd.read_csv(study / "scorecards.csv")
+        wall = main_cpu = float("nan")
+        rows, cards = [], None
+        if args.floor_only:
+            subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--study", args.study, "--results",
+                            str(tmp / "results")], cwd=ROOT, env=env, check=True, capture_output=True)
+        else:
+            wall, main_cpu = run_snakemake(["-s", str(ROOT / "Snakefile"), "--directory", str(tmp), "--cores",
+                                            str(args.cores), "--config", f"study={args.study}"], ROOT, env)
+            for tsv in (study / "benchmarks").rglob("*.tsv"):
+                rule = tsv.parent.name if tsv.parent.name != "benchmarks" else tsv.stem
+                rows.append({"rule": rule, "s": pd.read_csv(tsv, sep="\t")["s"].iloc[0]})
+            cards = pd.read_csv(study / "scorecards.csv")
         stages = {p.stem: json.loads(p.read_text())["stages"] for p in (study / "plan" / "trials").glob("*.json")}
         floor = None
         if not args.no_floor:
@@ -103,20 +117,22 @@ def main() -> None:
             (trivial / "Snakefile").write_text(FLOOR_SNAKEFILE.replace("{PYTHON}", sys.executable))
             floor, floor_cpu = run_snakemake(["-s", "Snakefile", "--cores", str(args.cores)], trivial, os.environ)
     jobs = sum(len(s) for s in stages.values()) + 2  # (+ the aggregate and the report)
-    per_rule = pd.DataFrame(rows).groupby("rule")["s"].agg(["count", "mean", "sum"]).round(2)
     target = TARGETS_S.get(args.study)
-    print(f"{args.study}: {len(cards)} trials, {jobs} jobs, snakemake --cores {args.cores}: {wall:.1f} s wall "
-          f"({wall / 60:.1f} min); Snakemake's main process {main_cpu:.1f} s CPU")
-    print(f"  reference trials on their closed forms: {int(cards['matches_expected'].fillna(True).sum())}"
-          f"/{len(cards)}")
-    if target is not None:
-        print(f"  target: {target:.0f} s, ratio {wall / target:.2f}")
+    print(f"{args.study}: {len(stages)} trials, {jobs} jobs, snakemake --cores {args.cores}, "
+          f"{'the user' + chr(39) + 's' if args.warm_cache else 'an empty'} cache")
+    if cards is not None:
+        print(f"  {wall:.1f} s wall ({wall / 60:.1f} min); Snakemake's main process {main_cpu:.1f} s CPU")
+        print(f"  reference trials on their closed forms: {int(cards['matches_expected'].fillna(True).sum())}"
+              f"/{len(cards)}")
+        if target is not None:
+            print(f"  target: {target:.0f} s, ratio {wall / target:.2f}")
     if floor is not None:
         print(f"  floor (the same DAG, every job `python -c pass`): {floor:.1f} s wall, Snakemake's main process "
-              f"{floor_cpu:.1f} s CPU; ratio to it {wall / floor:.2f}")
+              f"{floor_cpu:.1f} s CPU" + ("" if cards is None else f"; ratio to it {wall / floor:.2f}"))
     print(f"  load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; after: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(per_rule.to_string())
+    if rows:
+        print(pd.DataFrame(rows).groupby("rule")["s"].agg(["count", "mean", "sum"]).round(2).to_string())
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(f"  CPU of everything this run started: {children.ru_utime + children.ru_stime:.1f} s")
 

@@ -389,13 +389,15 @@ MEMO_ONLY = """
     import json, sys
     from sdcs_bench.core import tokens
 
-    counts = [tokens.count_tokens(t) for t in json.loads(sys.stdin.read())]
+    keep = sys.argv[1] == "keep"
+    counts = [tokens.count_tokens(t, keep=keep) for t in json.loads(sys.stdin.read())]
     print(json.dumps({"counts": counts, "loaded": tokens._encoding.cache_info().misses}))
 """
 
 
-def _memo_run(cache: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(MEMO_ONLY)], input=json.dumps(TEXTS),
+def _memo_run(cache: Path, keep: bool = True) -> dict:
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(MEMO_ONLY), "keep" if keep else "-"],
+                          input=json.dumps(TEXTS),
                           capture_output=True, text=True, timeout=60, env={**os.environ, "SPECSNAP_CACHE": str(cache)})
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -434,7 +436,7 @@ def test_an_agent_in_the_sandbox_can_neither_read_nor_plant_a_kept_count(tmp_pat
     if not BwrapBackend.available():
         pytest.skip("bubblewrap is not available")
     text = "a text an agent would like counted as one token"
-    real = tokens.count_tokens(text)
+    real = tokens.count_tokens(text, keep=True)
     entry = next(p for p in tokens._count_dir().iterdir()
                  if p.name == hashlib.sha256(text.encode()).hexdigest())
     assert entry.read_text() == str(real) and str(entry).startswith(str(Path.home()))
@@ -445,4 +447,44 @@ def test_an_agent_in_the_sandbox_can_neither_read_nor_plant_a_kept_count(tmp_pat
                                                env={"PATH": "/usr/bin:/bin"}, timeout=60, network=False)
     assert str(real).encode() not in out  # (nothing of the host's entry was read)
     assert entry.read_text() == str(real) and not (entry.parent / "new").exists()
-    assert tokens.count_tokens(text) == real
+    assert tokens.count_tokens(text, keep=True) == real
+
+
+def test_a_text_counted_without_keep_leaves_nothing(tmp_path, reference):
+    """An agent's transcript lines and traces are counted without ``keep``: nothing is written."""
+    cache = tmp_path / "cache"
+    assert _memo_run(cache, keep=False) == {"counts": reference, "loaded": 1}
+    assert not (cache / "token-counts").exists() or not any(p.is_file() for p in (cache / "token-counts").rglob("*"))
+
+
+def test_no_process_keeps_more_than_its_share(tmp_path):
+    code = """
+        from sdcs_bench.core import tokens
+        tokens.KEEP_PER_PROCESS = 5
+        print([tokens.count_tokens(f"text number {i}", keep=True) for i in range(12)])
+    """
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "SPECSNAP_CACHE": str(tmp_path / "cache")})
+    assert proc.returncode == 0, proc.stderr
+    assert sum(p.is_file() for p in (tmp_path / "cache" / "token-counts").rglob("*")) == 5
+
+
+def test_a_tokenizer_pickle_someone_else_could_write_is_never_unpickled(tmp_path, reference, warm):
+    """The attack: a cache under a directory another user can write (``SPECSNAP_CACHE`` on a shared
+    disk) holding a pickle that runs code when loaded. It is not loaded; the vocabulary is read."""
+    cache = tmp_path / "cache"
+    (cache / "tokenizer").mkdir(parents=True)
+    planted = cache / "tokenizer" / warm.name
+    marker = tmp_path / "ran"
+    planted.write_bytes(pickle.dumps(_Planted(str(marker))))
+    planted.chmod(0o666)
+    assert _count(cache) == reference
+    assert not marker.exists()
+
+
+class _Planted:
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))

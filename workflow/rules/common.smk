@@ -83,10 +83,11 @@ shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="
 
 # Snakemake 9's job rate limiter (on by default, 100 jobs a second) starts a one-second timer thread
 # after every scheduling round, and each timer starts another round: the rounds multiply with every
-# finished job (the smoke study's 145 jobs made 5,370 of them), each re-reading the inputs of every
+# finished job (the smoke study's 146 jobs made 6,117 of them), each re-reading the inputs of every
 # ready job, a fifth of a core on a small machine (docs/benchmarks.md#a-trials-own-overhead). Left
-# at its default it limits nothing a local run needs, so it is switched off just before the first
-# job (the scheduler exists from then on); a limit the command line or a profile sets is kept.
+# at its default it limits nothing a run needs (the profiles cap cluster jobs with `jobs:`), so it
+# is switched off just before the first job (the scheduler exists from then on); any other limit,
+# from the command line or a profile, is kept.
 onstart:
     from sdcs_bench.pipeline.scheduling import drop_default_rate_limit
 

@@ -49,9 +49,8 @@ def pause_between_actions(params: dict, ctx: SessionContext) -> float:
     """How long the policy pauses after each action: its ``turn_delay_s`` (a model turn's time) in a
     session cut at an edit, where the watcher's kill must land in a pause, before its next action;
     ``RECORD_GAP_S`` in a later session that records its writes; else nothing (no one waits on it)."""
-    if ctx.session.cleave.edit_limit is not None:
-        return float(params.get("turn_delay_s", 0))
-    return RECORD_GAP_S if ctx.index > 1 else 0.0
+    turn = float(params.get("turn_delay_s", 0)) if ctx.session.cleave.edit_limit is not None else 0.0
+    return max(turn, RECORD_GAP_S) if ctx.index > 1 else turn
 
 
 class ReferenceHarness(Harness):

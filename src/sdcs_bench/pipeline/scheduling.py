@@ -14,8 +14,9 @@ def drop_default_rate_limit(scheduler: Any) -> bool:
     From Snakemake 8.17 on, a scheduler with a rate limiter starts a timer thread after every
     scheduling round that, a timespan later, wakes it for another round, which starts another
     timer: every finished job adds a chain of rounds, each re-reading the inputs of every ready
-    job. A limit anyone set (the command line, a cluster profile) is kept as given; a Snakemake
-    without the attribute is left alone."""
+    job. Any other limit (the command line's, a cluster profile's) is kept as given (the default
+    itself, given by hand, cannot be told from the default); a Snakemake without the attribute is
+    left alone."""
     limiter = getattr(scheduler, "job_rate_limiter", None)
     if limiter is None or (getattr(limiter, "max_jobs", None), getattr(limiter, "timespan", None)) != DEFAULT_RATE_LIMIT:
         return False

@@ -20,7 +20,7 @@ def notes_size(sandbox: Path, notes_file: str | None, cap_tokens: int | None) ->
     except (safefs.Unsafe, ValueError):
         data = None
     text = data.decode(errors="replace") if data is not None else ""
-    tokens = count_tokens(text)
+    tokens = count_tokens(text, keep=True)  # (one notes file per score: a bounded cache entry)
     return {
         "file": notes_file,
         "exists": data is not None,

@@ -309,8 +309,15 @@ def _wait_exit(proc: subprocess.Popen, timeout_s: float) -> int:
     except (AttributeError, OSError):  # (no pidfd: an older kernel or another system)
         return proc.wait(timeout=timeout_s)
     try:
-        if not select.select([fd], [], [], timeout_s)[0]:
-            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        deadline = time.monotonic() + timeout_s
+        while True:  # (in slices a poll's millisecond argument can hold, whatever the timeout)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s)
+            if poller.poll(min(left, 3600.0) * 1000):
+                break
     finally:
         os.close(fd)
     return proc.wait()

@@ -588,7 +588,9 @@ def _check_schema(meta: Any, meta_path: Path, ref: str | None = None) -> None:
     schema = read_yaml(project_root() / "workflow" / "schemas" / "workload.schema.yaml")
     if ref is not None:
         schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": ref}
-    key = stamp_key("workload-schema", schema, meta)
+    from importlib.metadata import version
+
+    key = stamp_key("workload-schema", version("jsonschema"), schema, meta)  # (another validator checks again)
     if has_stamp("schema-checked", key):
         return
     import jsonschema
