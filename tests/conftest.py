@@ -121,7 +121,7 @@ def isolated_backend(request):
             missing("bwrap", "bubblewrap is not usable here")
         return make_backend("bwrap")
     record = request.getfixturevalue("docker_image")
-    return make_backend("docker", {"image_record": str(record), "memory": "1g", "cpus": 1, "pids": 256})
+    return make_backend("docker", {"image_record": str(record), "limits": {"memory": "1g", "cpus": 1, "processes": 256}})
 
 
 def apply_patch(tree: Path, patch: Path) -> None:

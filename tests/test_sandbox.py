@@ -55,26 +55,34 @@ def test_read_only_paths_inside_the_sandbox_stay_unchanged(isolated_backend, mak
     assert (sandbox / "free.txt").read_text() == "ok\n"
 
 
-def test_no_network_unless_asked_for(isolated_backend, make_sandbox, tmp_path):
+def test_no_network_but_the_named_port(isolated_backend, make_sandbox, tmp_path):
     """Reference policies and scoring get no network at all; a harness that needs its endpoint on
-    127.0.0.1 reaches it."""
+    127.0.0.1 reaches exactly that port (relayed), never another host port: the sandbox's network is
+    its own, whatever it asks for."""
     import socket
     import sys
 
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(4)
-    port = listener.getsockname()[1]
-    probe = ("import socket,sys\ntry:\n socket.create_connection(('127.0.0.1', %d), timeout=5); print('reached')\n"
-             "except OSError as e:\n print('refused', e)" % port)
+    listeners = []
+    for _ in range(2):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        listeners.append(listener)
+    port, other = (sock.getsockname()[1] for sock in listeners)
+    probe = ("import socket,sys\nfor port in sys.argv[1:]:\n try:\n  socket.create_connection(('127.0.0.1', int(port)), "
+             "timeout=5); print('reached', port)\n except OSError as e:\n  print('refused', port)")
     sandbox, home = make_sandbox(), _home(tmp_path)
     try:
-        for network, expected in ((False, "refused"), (True, "reached")):
-            code, out, err = isolated_backend.run([sys.executable, "-I", "-c", probe], workdir=sandbox, home=home,
-                                                  env={"PATH": "/usr/bin:/bin"}, timeout=60, network=network)
-            assert out.decode().startswith(expected), (network, out, err)
+        for network, ports, expected in ((False, (), f"refused {port}\nrefused {other}\n"),
+                                         (True, (), f"refused {port}\nrefused {other}\n"),
+                                         (True, (port,), f"reached {port}\nrefused {other}\n")):
+            code, out, err = isolated_backend.run([sys.executable, "-I", "-c", probe, str(port), str(other)],
+                                                  workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"},
+                                                  timeout=60, network=network, ports=ports)
+            assert out.decode() == expected, (network, ports, out, err)
     finally:
-        listener.close()
+        for listener in listeners:
+            listener.close()
 
 
 def test_the_host_processes_are_out_of_sight(isolated_backend, make_sandbox, tmp_path):

@@ -14,8 +14,8 @@ import io
 import itertools
 import json
 import os
-import sys
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
@@ -30,6 +30,7 @@ from sdcs_bench.core.prices import PriceTable
 from sdcs_bench.pipeline.freshness import restore_order
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox import resolve_backend_name
+from sdcs_bench.sandbox.limits import Limits
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import layout_for
 from sdcs_bench.trial.spec import api_provider
@@ -401,8 +402,10 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     _check_grid(grid)
     config.prefetch((axis, name) for axis in ("agent", "arm", "variant") for name in grid[axis])
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
+    Limits.from_config(cfg["sandbox"].get("limits"))  # a bad limit is one line, before any work
     agents = {name: check_agent_ready(config.entity("agent", name), key=keys)
               for name in dict.fromkeys([*grid["agent"], *(s for s in grid["successor"] if s != SAME)])}
+    check_unconfined(backend, cfg["sandbox"], agents.values())
     trials = []
     full_check = []  # per trial: validate all of it, or only what differs from an equal trial of another seed
     # Everything a trial holds but its seed is worked out once per workload, arm, variant and pair of
@@ -623,13 +626,29 @@ def _image_sources(images: set[str]) -> set[str]:
     return out
 
 
+def check_unconfined(backend: str, cfg: dict[str, Any], agents: Any) -> None:
+    """The ``local`` backend runs an agent unconfined on the host (it reads what the user can read,
+    reaches the host's network): with a real agent (not a reference policy) only when the user says
+    so (``sandbox.allow_unconfined=true``), and then said once, before any work."""
+    real = sorted(a["name"] for a in agents if not a.get("reference"))
+    if backend != "local" or not real:
+        return
+    if not cfg.get("allow_unconfined"):
+        raise SpecSnapError(f"the local sandbox backend would run {', '.join(real)} unconfined on this host (it could "
+                            "read your files and keys and reach your network); use bwrap or docker, or say "
+                            "sandbox.allow_unconfined=true to run it so anyway", ("bwrap", "docker"))
+    print(f"specsnap: {', '.join(real)} will run UNCONFINED on this host (sandbox backend local, "
+          "sandbox.allow_unconfined=true)", file=sys.stderr)
+
+
 def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: dict[str, Any],
                      workload: Any) -> dict[str, Any]:
     """A trial's sandbox: its backend and, for docker, the images its sessions and its scoring run
     in, with the records their build_image jobs write (the stages take them as input; checked
     against ``containers/images.yaml`` here, before any work), and the per-container limits."""
+    limits = Limits.from_config(cfg.get("limits")).to_dict()
     if backend != "docker":
-        return {"backend": backend}
+        return {"backend": backend, "limits": limits}
     from sdcs_bench.agents.install import harness_home, pins
     from sdcs_bench.pipeline.layout import CacheLayout
     from sdcs_bench.sandbox.images import carriable, engine, family_names, image_names
@@ -656,7 +675,7 @@ def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: di
     cache = CacheLayout(str(results))
     record = {name: cache.image_record(name, _image_digest(name, str(project_root()), str(results)))
               for name in {session, score}}
-    return {"backend": backend, "docker": {**docker, "image": session, "image_record": record[session],
+    return {"backend": backend, "limits": limits, "docker": {**docker, "image": session, "image_record": record[session],
                                            "score_image": score, "score_image_record": record[score]}}
 
 

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import IO, ClassVar
 
 from sdcs_bench.core.paths import default_work_root, installed_checkout, project_root
+from sdcs_bench.sandbox.limits import Limits
+
+CONFINE = Path(__file__).with_name("confine.py")
 
 
 class SandboxLeak(RuntimeError):
@@ -51,6 +54,41 @@ class Backend(ABC):
     name: ClassVar[str]
     isolated: ClassVar[bool]
     enforces_read_only: ClassVar[bool] = False
+
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self._relays: dict[str, list] = {}
+
+    def confinement(self, workdir: Path) -> list[str]:
+        """The command line that puts what follows under this sandbox's limits (its cgroups, made
+        now with the limits written into them, and its resource limits): :mod:`.confine`."""
+        from sdcs_bench.sandbox import cgroup
+
+        group = cgroup.create(sandbox_marker(workdir), self.limits)
+        args = [sys.executable, "-I", "-S", "-B", str(CONFINE)]
+        for where in group.dirs:
+            args += ["--cgroup", str(where)]
+        args += ["--rlimit", f"fsize={self.limits.file_size}", "--rlimit", f"nofile={self.limits.open_files}",
+                 "--rlimit", "core=0"]
+        return [*args, "--"]
+
+    def enforced(self, workdir: Path) -> list[str]:
+        """The limits the kernel enforces for this sandbox (the rest the session runner watches)."""
+        from sdcs_bench.sandbox import cgroup
+
+        return [*cgroup.create(sandbox_marker(workdir)).enforced, "file_size", "open_files"]
+
+    def limit_events(self, workdir: Path) -> dict[str, int]:
+        """What the kernel stopped in this sandbox so far: ``oom_kills``, ``fork_refusals``."""
+        from sdcs_bench.sandbox import cgroup
+
+        return cgroup.events(sandbox_marker(workdir))
+
+    def memory_now(self, workdir: Path) -> int | None:
+        """The memory this sandbox holds now, where the kernel counts it (else None)."""
+        from sdcs_bench.sandbox import cgroup
+
+        return cgroup.memory_current(sandbox_marker(workdir))
 
     @classmethod
     @abstractmethod
@@ -120,11 +158,15 @@ class Backend(ABC):
             self.reap(workdir)
             out, err = proc.communicate()
             return None, out, err
+        finally:
+            self.reap(workdir)  # nothing it started outlives it; its cgroups go
 
     def reap(self, workdir: Path) -> list[str]:
-        """Remove what of this sandbox outlives its killed process group (a container); a backend
-        whose processes all live in the group has nothing to do."""
-        return []
+        """Remove what of this sandbox outlives its killed process group: every process left in
+        its cgroups (killed; the cgroups removed), a container."""
+        from sdcs_bench.sandbox import cgroup
+
+        return [f"pid {p}" for p in cgroup.kill(sandbox_marker(workdir))]
 
     def leak_probe(self, workdir: Path, home: Path, secrets: list[Path]) -> list[Path]:
         """The secret paths a process in this sandbox can see (must be empty for isolation)."""

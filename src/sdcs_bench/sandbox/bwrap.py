@@ -1,34 +1,61 @@
 """bubblewrap: a root made of only what a command needs, read-only; only the sandbox (and a private
-HOME and /tmp) writable; every capability dropped; network off unless the agent needs its endpoint.
+HOME and /tmp) writable; every capability dropped; a network namespace of its own.
 
 The sandbox's root is built from an allowlist, not by hiding parts of the host's: the system's
-programs and libraries (``/usr`` and the top-level links into it, ``/etc``, ``/opt``), our own
-interpreter and package, and the paths a harness or the scorer names, each read-only at its host
-path. Nothing else of the host exists inside: not the project tree, the user's HOME, other
-sandboxes, ``/var`` or ``/run`` (so no unix socket of the host's, such as a Docker engine's, can be
-reached). A hidden root that lies inside an allowed tree (a project under ``/opt``) is covered by
-an empty tmpfs. In a user namespace of its own, ``--cap-drop ALL`` empties every capability set, the bounding set
-included, bubblewrap sets no-new-privileges, and no further user namespace can be made inside;
-so a process inside, whoever runs SpecSnap (root included), cannot mount, remount, or gain a
-capability back from a set-uid program.
+programs and libraries (``/usr`` and the top-level links into it, ``/opt``), a minimal ``/etc``
+(the public files programs need, a ``passwd`` and ``group`` of the sandbox's own: no ``shadow``,
+no ssh or TLS private keys, no cluster or engine configuration), our own interpreter and package,
+and the paths a harness or the scorer names, each read-only at its host path. Nothing else of the
+host exists inside: not the project tree, the user's HOME, other sandboxes, ``/var`` or ``/run``
+(so no unix socket of the host's, such as a Docker engine's or munge's, can be reached). A hidden
+root that lies inside an allowed tree (a project under ``/opt``) is covered by an empty tmpfs. In
+a user namespace of its own, ``--cap-drop ALL`` empties every capability set, the bounding set
+included, bubblewrap sets no-new-privileges, and no further user namespace can be made inside; so
+a process inside, whoever runs SpecSnap (root included), cannot mount, remount, or gain a
+capability back from a set-uid program. Inside, the command runs as uid 1000 (``agent``), never 0.
+
+The network namespace is always the sandbox's own (``--unshare-net``): a loopback of its own and
+nothing else, so no host port, no other trial's proxy and no abstract unix socket of the host is
+reachable. A command that needs its model proxy gets exactly that: :mod:`.relay` listens on the
+proxy's port inside and carries each connection through a unix socket bound in from the host.
+
+Limits (:mod:`.limits`): the sandbox's cgroups and resource limits are set by :mod:`.confine`
+before bubblewrap starts; ``/tmp`` and ``/dev/shm`` are tmpfs of ``limits.tmp`` bytes each.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
+import sys
+import tempfile
 from functools import cache
 from pathlib import Path
 
-from sdcs_bench.sandbox.base import Backend, hidden_roots, runtime_roots
+from sdcs_bench.core.fsutil import atomic_write
+from sdcs_bench.core.paths import default_work_root
+from sdcs_bench.sandbox import relay
+from sdcs_bench.sandbox.base import Backend, hidden_roots, runtime_roots, sandbox_marker
 
-SYSTEM_ROOTS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+SYSTEM_ROOTS = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # A user namespace of its own (mapped to whoever runs SpecSnap, so files keep their owners), in
 # which every capability is dropped, the bounding set included (run as root without a user
-# namespace, bubblewrap keeps the bounding set); no further user namespace can be made inside.
+# namespace, bubblewrap keeps the bounding set); no further user namespace can be made inside; a
+# network namespace of its own (a loopback only).
 ISOLATION = ["--die-with-parent", "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc",
-             "--unshare-uts", "--unshare-cgroup-try", "--cap-drop", "ALL"]
+             "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--cap-drop", "ALL"]
+AGENT_UID = 1000  # who the command is inside (never 0)
+# The /etc a sandbox sees: public files programs need (the dynamic linker's cache, alternatives'
+# links, time zone, certificates' public half, MIME and protocol tables), each bound only if no
+# part of it is private (readable by its owner or group alone). Never: shadow, gshadow, sudoers,
+# ssh, ssl/private, munge, slurm, docker, the host's passwd and group (the sandbox has its own).
+ETC_PUBLIC = ("alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "debian_version", "gai.conf",
+              "host.conf", "inputrc", "issue", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "locale.alias", "localtime",
+              "magic", "magic.mime", "mime.types", "nsswitch.conf", "os-release", "profile", "protocols", "python3",
+              "services", "shells", "ssl/certs", "ssl/openssl.cnf", "terminfo", "timezone", "xattr.conf")
+ETC_MAX_ENTRIES = 20_000  # a public directory larger than this is not bound (no host-side walk is unbounded)
 
 
 def _within(path: Path, root: Path) -> bool:
@@ -47,6 +74,69 @@ def system_binds() -> tuple[list[str], list[Path]]:
             args += ["--ro-bind", root, root]
             bound.append(path)
     return args, bound
+
+
+def _public(path: Path) -> bool:
+    """Whether every file under ``path`` may be read by anyone (a link counts as public: what it
+    points to is bound only if public itself)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
+        return True
+    if stat.S_ISREG(st.st_mode):
+        return bool(st.st_mode & stat.S_IROTH)
+    if not stat.S_ISDIR(st.st_mode) or (st.st_mode & 0o005) != 0o005:
+        return False
+    seen = 0
+    for top, dirs, files in os.walk(path):
+        for name in dirs + files:
+            seen += 1
+            if seen > ETC_MAX_ENTRIES:
+                return False
+            try:
+                child = os.lstat(os.path.join(top, name))
+            except OSError:
+                return False
+            if stat.S_ISLNK(child.st_mode):
+                continue
+            need = 0o005 if stat.S_ISDIR(child.st_mode) else 0o004
+            if (child.st_mode & need) != need:
+                return False
+    return True
+
+
+@cache
+def etc_binds() -> tuple[str, ...]:
+    """The bubblewrap arguments of the sandbox's /etc: the public entries of :data:`ETC_PUBLIC`
+    and ``passwd``, ``group``, ``hosts`` and ``hostname`` of the sandbox's own."""
+    own = default_work_root() / ".etc"
+    users = {
+        "passwd": f"root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:/home/agent:/bin/sh\n"
+                  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+        "group": f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n",
+        "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+        "hostname": "specsnap\n",
+    }
+    args = ["--dir", "/etc"]
+    for name in ETC_PUBLIC:
+        path = Path("/etc") / name
+        if os.path.lexists(path) and _public(path):
+            args += (["--symlink", os.readlink(path), str(path)] if path.is_symlink() else
+                     ["--ro-bind", str(path), str(path)])
+    for name, text in users.items():
+        target = own / name
+        if not target.is_file() or target.read_text() != text:
+            atomic_write(target, text)
+            target.chmod(0o644)
+        args += ["--ro-bind", str(target), f"/etc/{name}"]
+    return tuple(args)
+
+
+def relay_dir(workdir: Path) -> Path:
+    """The host-side directory of a sandbox's relay sockets (private to whoever runs SpecSnap)."""
+    return Path(tempfile.gettempdir()) / f"specsnap-relay-{sandbox_marker(workdir)}"
 
 
 class BwrapBackend(Backend):
@@ -68,10 +158,10 @@ class BwrapBackend(Backend):
              read_only: list[Path] = (), pass_fds: tuple[int, ...] = (), ports: tuple[int, ...] = ()) -> list[str]:
         workdir, home = workdir.resolve(), home.resolve()
         system, bound = system_binds()
-        cmd = [shutil.which("bwrap") or "bwrap", *ISOLATION, *system, "--dev", "/dev", "--proc", "/proc",
-               "--tmpfs", "/tmp"]
-        if not network:
-            cmd.append("--unshare-net")
+        tmp = str(self.limits.tmp)
+        cmd = [*self.confinement(workdir), shutil.which("bwrap") or "bwrap", *ISOLATION, "--uid", str(AGENT_UID),
+               "--gid", str(AGENT_UID), *system, *etc_binds(), "--dev", "/dev", "--size", tmp, "--tmpfs", "/dev/shm",
+               "--proc", "/proc", "--size", tmp, "--tmpfs", "/tmp"]
         # A hidden root inside an allowed tree is covered by an empty tmpfs.
         masked = [Path("/tmp").resolve()]
         for root in (h.resolve() for h in hidden_roots() if h.exists()):
@@ -89,6 +179,36 @@ class BwrapBackend(Backend):
         cmd += ["--bind", str(workdir), str(workdir), "--bind", str(home), str(home)]
         for path in (p.resolve() for p in read_only):  # bound after the workdir, so they stay read-only
             cmd += ["--ro-bind", str(path), str(path)]
+        # The model proxy's port, and nothing else of the host's network: through a unix socket.
+        inside = []
+        if network:
+            for port in ports:
+                cmd += ["--bind", str(relay_dir(workdir) / f"port-{port}.sock"), f"/run/specsnap/port-{port}.sock"]
+                inside += ["--listen", f"{port}=/run/specsnap/port-{port}.sock"]
         # The root itself (a tmpfs holding the mount points bubblewrap made) is read-only too.
         cmd += ["--remount-ro", "/", "--chdir", str(workdir)]
+        if inside:
+            argv = [sys.executable, "-I", "-S", "-B", relay.__file__, *inside, "--", *argv]
         return [*cmd, "--", *argv]
+
+    def spawn(self, argv: list[str], *, workdir: Path, network: bool = False, ports: tuple[int, ...] = (), **kw):
+        """Start the host side of the relay to the model proxy (a unix socket per port, served by a
+        thread of this process until :meth:`reap`), then the sandbox."""
+        if network and ports:
+            self._open_relays(Path(workdir).resolve(), ports)
+        return super().spawn(argv, workdir=workdir, network=network, ports=ports, **kw)
+
+    def _open_relays(self, workdir: Path, ports: tuple[int, ...]) -> None:
+        self._close_relays(workdir)
+        where = relay_dir(workdir)
+        where.mkdir(mode=0o700)
+        self._relays[str(workdir)] = [relay.host_side(str(where / f"port-{port}.sock"), port) for port in ports]
+
+    def _close_relays(self, workdir: Path) -> None:
+        for server in self._relays.pop(str(workdir), []):
+            server.close()
+        shutil.rmtree(relay_dir(workdir), ignore_errors=True)
+
+    def reap(self, workdir: Path) -> list[str]:
+        self._close_relays(Path(workdir).resolve())
+        return super().reap(workdir)

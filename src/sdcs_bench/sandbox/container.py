@@ -6,8 +6,9 @@ interpreter and the sdcs_bench package (as bwrap re-admits them) and the paths a
 scorer names, except what the image carries itself (a generated image: a repository's environment,
 a harness CLI). The project tree, hidden tests, gold, results, the invoking user's HOME and other
 sandboxes are not mounted at all. Every capability is dropped, no new privileges, ``--network
-none`` unless the command needs its model endpoint, and the session's memory, CPU and process
-limits from ``sandbox.docker`` in the config.
+none`` (a command that needs its model endpoint reaches exactly that port, relayed), and the
+session's limits from ``sandbox.limits`` in the config (:mod:`.limits`): memory and swap, tasks,
+CPU, the private /tmp and /dev/shm, file size, descriptors.
 """
 
 from __future__ import annotations
@@ -21,16 +22,26 @@ from typing import Any, ClassVar
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
 from sdcs_bench.sandbox.images import PRIVATE_TMP, SYSTEM_DIRS
+from sdcs_bench.sandbox.limits import Limits
 
 SHIM = Path(__file__).with_name("container_shim.py")
 SANDBOX_LABEL = "org.specsnap.sandbox"
-DEFAULT_LIMITS = {"memory": "4g", "cpus": 2.0, "pids": 1024}
 
 
-def _limits(options: dict[str, Any]) -> dict[str, Any]:
-    merged = {**DEFAULT_LIMITS, **{k: v for k, v in options.items() if k in DEFAULT_LIMITS}}
-    return {"mem_limit": str(merged["memory"]), "nano_cpus": int(float(merged["cpus"]) * 1e9),
-            "pids_limit": int(merged["pids"])}
+def _limits(limits: Limits) -> dict[str, Any]:
+    """The docker engine's form of a sandbox's limits (:mod:`.limits`)."""
+    return {"mem_limit": limits.memory, "memswap_limit": limits.memory + limits.swap,
+            "nano_cpus": int(limits.cpus * 1e9), "pids_limit": limits.processes, "shm_size": limits.tmp,
+            "ulimits": [{"Name": "fsize", "Soft": limits.file_size, "Hard": limits.file_size},
+                        {"Name": "nofile", "Soft": limits.open_files, "Hard": limits.open_files},
+                        {"Name": "core", "Soft": 0, "Hard": 0}]}
+
+
+def report_path(workdir: Path) -> Path:
+    """Where the shim says how the container ended (``oom_killed``), for :meth:`DockerBackend.limit_events`."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"specsnap-report-{sandbox_marker(workdir)}.json"
 
 
 def _relay_prefix(workdir: Path) -> str:
@@ -42,8 +53,10 @@ class DockerBackend(Backend):
     isolated = True
     enforces_read_only = True
 
-    def __init__(self, image_record: Path | None = None, limits: dict[str, Any] | None = None) -> None:
+    def __init__(self, image_record: Path | None = None, limits: Limits | None = None) -> None:
         from sdcs_bench.sandbox.images import engine, read_record
+
+        super().__init__(limits)
 
         self.client = engine()
         if image_record is None:
@@ -63,7 +76,6 @@ class DockerBackend(Backend):
             except Exception:
                 raise SpecSnapError(f"image record {image_record} names {self.image['id']}, which the engine "
                                     "does not have: delete the record and rerun to rebuild it") from None
-        self.limits = _limits(limits or {})
 
     @classmethod
     @cache
@@ -90,19 +102,21 @@ class DockerBackend(Backend):
             mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": False}
         for path in (p.resolve() for p in read_only):  # nested in the sandbox: mounted after it, read-only
             mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": True}
-        mounts[str(PRIVATE_TMP)] = {"type": "tmpfs", "target": str(PRIVATE_TMP)}
+        mounts[str(PRIVATE_TMP)] = {"type": "tmpfs", "target": str(PRIVATE_TMP), "size": self.limits.tmp}
         spec = {
             "engine": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),  # as engine() found it
             "image": self.image["id"],
             "workdir": str(workdir),
             "user": f"{os.getuid()}:{os.getgid()}",
             "labels": {SANDBOX_LABEL: sandbox_marker(workdir)},
-            # The host's network only for a command that asked for it without naming its ports;
-            # one that names them (a harness and its proxy) gets exactly those, relayed.
-            "network": "host" if network and not ports else "none",
+            # Never the host's network: a command that names its ports (a harness and its model
+            # proxy) gets exactly those, relayed through a unix socket.
+            "network": "none",
             "ports": list(ports) if network else [],
             "mounts": sorted(mounts.values(), key=lambda m: m["target"].count("/")),
-            "limits": self.limits,
+            "limits": _limits(self.limits),
+            "tmp_size": self.limits.tmp,
+            "report": str(report_path(workdir)),
             "pass_fds": list(pass_fds),
             "python": sys.executable,  # mounted at the same path (a runtime root)
             "relay_prefix": _relay_prefix(workdir),
@@ -123,6 +137,7 @@ class DockerBackend(Backend):
 
         for scratch in Path(tempfile.gettempdir()).glob(f"{_relay_prefix(workdir)}*"):
             shutil.rmtree(scratch, ignore_errors=True)
+        report_path(workdir).unlink(missing_ok=True)
         gone = []
         for container in self.client.containers.list(all=True, filters={"label": f"{SANDBOX_LABEL}={sandbox_marker(workdir)}"}):
             try:
@@ -131,3 +146,22 @@ class DockerBackend(Backend):
             except Exception:
                 pass
         return gone
+
+    # The engine keeps the container's cgroups: what it stopped is what the shim reported.
+    def confinement(self, workdir: Path) -> list[str]:
+        return []
+
+    def enforced(self, workdir: Path) -> list[str]:
+        return ["memory", "processes", "cpus", "tmp", "file_size", "open_files"]
+
+    def limit_events(self, workdir: Path) -> dict[str, int]:
+        import json
+
+        try:
+            report = json.loads(report_path(workdir).read_text())
+        except (OSError, ValueError):
+            report = {}
+        return {"oom_kills": int(bool(report.get("oom_killed"))), "fork_refusals": 0}
+
+    def memory_now(self, workdir: Path) -> int | None:
+        return None

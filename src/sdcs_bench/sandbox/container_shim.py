@@ -199,11 +199,14 @@ def _main(spec: dict, scratch: str) -> int:
     argv = _relays(spec, sys.argv[sys.argv.index("--") + 1:], scratch)
     client = docker.DockerClient(base_url=spec["engine"], timeout=3600)
     api = client.api
-    mounts = [docker.types.Mount(m["target"], m.get("source"), type=m["type"], read_only=m.get("read_only", False))
+    mounts = [docker.types.Mount(m["target"], m.get("source"), type=m["type"], read_only=m.get("read_only", False),
+                                 tmpfs_size=m.get("size"))
               for m in spec["mounts"]]
+    limits = dict(spec["limits"])
+    limits["ulimits"] = [docker.types.Ulimit(name=u["Name"], soft=u["Soft"], hard=u["Hard"]) for u in limits["ulimits"]]
     host_config = api.create_host_config(
         mounts=mounts, network_mode=spec["network"], read_only=True, cap_drop=["ALL"],
-        security_opt=["no-new-privileges"], init=True, **spec["limits"],
+        security_opt=["no-new-privileges"], init=True, **limits,
     )
     created = api.create_container(
         spec["image"], command=argv, environment=dict(os.environ), working_dir=spec["workdir"],
@@ -229,6 +232,12 @@ def _main(spec: dict, scratch: str) -> int:
         threading.Thread(target=_copy_stdin, args=(sock,), daemon=True).start()
         code = container.wait()["StatusCode"]
         reader.join(timeout=30)
+        try:  # the engine's word on how it ended: killed at its memory limit is the agent's doing
+            container.reload()
+            with open(spec["report"], "w") as fh:
+                json.dump({"oom_killed": bool(container.attrs["State"].get("OOMKilled"))}, fh)
+        except Exception:
+            pass
         return code
     finally:
         try:

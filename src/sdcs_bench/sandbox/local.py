@@ -1,8 +1,10 @@
 """Plain subprocesses: no isolation at all. For development only; every use warns.
 
 Each command runs under :mod:`.reaper`, so nothing it starts outlives it or the session runner, and
-(where a cgroup can be made, :mod:`.cgroup`) in a cgroup of its sandbox's, which the end of the
-session kills whole: a process that left the group, its parent and its environment included."""
+(where a cgroup can be made, :mod:`.cgroup`) in the cgroups of its sandbox's, with the session's
+limits, which the end of the session kills whole: a process that left the group, its parent and
+its environment included. The local backend keeps no secret from the agent: it reads what the
+user running SpecSnap can read, and shares the host's network (docs/sandboxes.md)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from sdcs_bench.sandbox import cgroup
-from sdcs_bench.sandbox.base import Backend, sandbox_marker
+from sdcs_bench.sandbox.base import Backend
 
 REAPER = Path(__file__).with_name("reaper.py")
 
@@ -34,16 +35,4 @@ class LocalBackend(Backend):
                 stacklevel=3,
             )
             LocalBackend._warned = True
-        group = cgroup.create(sandbox_marker(workdir))
-        return [sys.executable, "-I", "-B", str(REAPER), *(["--cgroup", str(group)] if group else []), "--", *argv]
-
-    def reap(self, workdir: Path) -> list[str]:
-        """Kill whatever is left in the sandbox's cgroup (a daemon that escaped the supervisor's
-        kill, or outlived a supervisor that was killed) and remove the cgroup."""
-        return [f"pid {p}" for p in cgroup.kill(sandbox_marker(workdir))]
-
-    def run(self, argv, *, workdir, home, env, timeout, **kw):
-        try:
-            return super().run(argv, workdir=workdir, home=home, env=env, timeout=timeout, **kw)
-        finally:
-            self.reap(workdir)
+        return [*self.confinement(workdir), sys.executable, "-I", "-B", str(REAPER), "--", *argv]

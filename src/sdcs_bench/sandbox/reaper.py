@@ -1,6 +1,6 @@
 """The local backend's supervisor: whatever the agent starts dies with its session.
 
-    python -I -B reaper.py [--cgroup DIR] -- ARGV...
+    python -I -B reaper.py -- ARGV...
 
 Standalone (standard library only). It makes itself a child subreaper, so every process the agent
 starts stays its descendant even after ``setsid``/double-fork (nothing escapes to PID 1), and asks
@@ -8,8 +8,8 @@ the kernel for SIGTERM when its parent (the session runner) dies, ``kill -9`` in
 signal, or when the agent's main process exits, it kills every descendant left and exits. (The
 bwrap backend gets the same from ``--die-with-parent`` and its PID namespace.) A supervisor that is
 killed with SIGKILL (the cleave kills the whole process group at once) can do none of this; so
-with ``--cgroup DIR`` it first moves itself into that cgroup (the local backend made it): every
-process the agent starts is then a member, and the session's end kills the cgroup whole.
+the local backend starts it inside the sandbox's cgroups (``confine.py``): every process the agent
+starts is then a member, and the session's end kills the cgroups whole.
 """
 
 from __future__ import annotations
@@ -67,15 +67,8 @@ def kill_all() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--cgroup"] and len(argv) > 2:
-        try:
-            with open(os.path.join(argv[1], "cgroup.procs"), "w") as fh:
-                fh.write(str(os.getpid()))
-        except OSError as exc:
-            print(f"reaper: cannot join cgroup {argv[1]}: {exc.strerror}", file=sys.stderr)
-        argv = argv[2:]
     if not argv or argv[0] != "--" or len(argv) < 2:
-        print("usage: reaper.py [--cgroup DIR] -- ARGV...", file=sys.stderr)
+        print("usage: reaper.py -- ARGV...", file=sys.stderr)
         return 2
     parent = os.getppid()
     libc = ctypes.CDLL(None, use_errno=True)

@@ -31,10 +31,13 @@ from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED, Budget
 from sdcs_bench.sandbox.records import remember_session
 from sdcs_bench.session.carry import pack_state, unpack_state
 from sdcs_bench.session.redact import redact_files, redact_record
+from sdcs_bench.session.resources import Monitor, Stopper, pump
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
 from sdcs_bench.trial.workload import SessionSpec, Workload
 from sdcs_bench.core.timing import span, timed
+
+LIMIT = "limit"  # a session's status when a limit ended it (docs/sandboxes.md)
 
 
 def run_session(
@@ -231,8 +234,9 @@ def _infra_failure(record: dict[str, Any], rows: list[dict[str, Any]]) -> str | 
 
     - the harness exited non-zero before its first model call reached the proxy;
     - its last model call ended in a provider error (rate limit, overload, 5xx, unreachable).
-    A cleaved or timed-out session is never an infrastructure failure."""
-    if record["status"] in ("cleaved", "timeout"):
+    A cleaved or timed-out session, or one a limit ended (its own memory, processes, disk, output),
+    is never an infrastructure failure: what the agent did is kept, never retried."""
+    if record["status"] in ("cleaved", "timeout", LIMIT):
         return None
     calls = [r for r in rows if r.get("kind") == "generate" and not r.get("refused")]
     if not calls:
@@ -253,29 +257,40 @@ class _Exit:
     at: float  # wall-clock time the process was gone
     wall_s: float
     escaped: list[int]  # processes that had left its group, killed by the sandbox marker
+    limit: dict[str, str] | None = None  # the limit that ended it (``limit: <reason>``)
+    limits: dict[str, Any] | None = None  # what was set, what the kernel enforced, the peaks seen
 
 
 @timed("agent process")
 def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: float,
                controller: CleaveController) -> _Exit:
-    """Start the agent as one process group under the cleave controller, hand it its input, wait
-    for it (or its timeout), and make sure nothing it started outlives it."""
+    """Start the agent as one process group under the cleave controller and the session's limits,
+    hand it its input, stream its output to disk (capped), wait for it (or its timeout, or the first
+    limit it hits), and make sure nothing it started outlives it."""
     marker = sandbox_marker(ctx.workdir)
     python, readable = environment_access(ctx.workload.environment_dir)  # a real repository's own Python
     env = {**with_environment(base_env(ctx.home), python), **invocation.env, SANDBOX_MARKER: marker}
     t0 = time.monotonic()
     timed_out = False
+    pumps: list = []
+    monitor = None
     with (ctx.stage_dir / "transcript.jsonl").open("wb") as out, (ctx.stage_dir / "agent.stderr.log").open("wb") as err:
         with span("cleave watcher"):
             controller.start()
         began = time.time()  # (the watcher is in place: the agent starts now)
+        proc = None
+        stopper = Stopper(lambda: kill_group(proc.pid) if proc is not None else None)
         try:
             proc = backend.spawn(
                 invocation.argv, workdir=ctx.workdir, home=ctx.home, env=env, network=invocation.network,
                 ro_binds=[*invocation.ro_binds, *readable], ports=_ports(ctx.endpoint),
                 stdin=subprocess.PIPE if invocation.stdin is not None else subprocess.DEVNULL,
-                stdout=out, stderr=err,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             )
+            cap = backend.limits.output
+            pumps = [pump(proc.stdout, out, cap, stopper, "stdout"), pump(proc.stderr, err, cap, stopper, "stderr")]
+            monitor = Monitor(backend, ctx.workdir, ctx.home, proc.pid, stopper,
+                              extra=lambda: getattr(controller, "limit", None)).start()
             controller.attach(proc.pid, reap=lambda: backend.reap(ctx.workdir))
             if invocation.stdin is not None:
                 try:
@@ -296,9 +311,14 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
             with span("cleave watcher"):
                 controller.stop()
             with span("process cleanup"):
+                if monitor is not None:
+                    monitor.stop()  # (a last look at what the kernel stopped, before the cgroups go)
                 backend.reap(ctx.workdir)
                 escaped = kill_marked(marker)  # ...not even what left its process group
-    return _Exit(code, timed_out, began, at, round(time.monotonic() - t0, 3), escaped)
+                for thread in pumps:  # (every writer of the pipes is gone: they end)
+                    thread.join(timeout=30)
+    return _Exit(code, timed_out, began, at, round(time.monotonic() - t0, 3), escaped, stopper.limit,
+                 monitor.record() if monitor is not None else None)
 
 
 def _wait_exit(proc: subprocess.Popen, timeout_s: float) -> int:
@@ -361,6 +381,8 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
         "harness": harness.name,
         "reference_policy": harness.is_reference,
         "status": _status(cleave["fired"], ended),
+        "limit": ended.limit,
+        "limits": ended.limits,
         "exit_code": ended.code,
         "wall_s": ended.wall_s,
         "started_at": round(ended.began, 4),
@@ -383,7 +405,10 @@ def _head(repo: Path) -> str | None:
 
 
 def _status(cleaved: bool, ended: _Exit) -> str:
-    """cleaved (it fired, whatever the exit), timeout, crashed (a non-zero exit), or ok."""
+    """limit (a limit ended it: ``limit.reason`` says which), cleaved (it fired, whatever the exit),
+    timeout, crashed (a non-zero exit), or ok."""
+    if ended.limit is not None:
+        return LIMIT
     if cleaved:
         return "cleaved"
     if ended.timed_out:
