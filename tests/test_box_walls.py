@@ -220,3 +220,33 @@ def test_tmp_and_shm_are_private_and_capped(tmp_path):
     out = _out(tmp_path) + (tmp_path / "s1" / "agent.stderr.log").read_text()
     assert "tmp 0" not in out and "shm 0" not in out, out
     assert "No space left" in out
+
+
+def test_local_with_a_real_agent_needs_the_unconfined_flag(tmp_path):
+    """`local` runs an agent unconfined on the host: with a real agent (a replay agent here) the plan
+    is refused in one line naming the flag and the isolating backends; with the flag it plans and
+    says once that the agent runs unconfined; a reference policy needs no flag."""
+    from conftest import specsnap
+
+    real = ["--override", "agent=[replay_command]", "--override", "workload=[tier_2]", "--override", "arm=[Vanilla]"]
+    refused = specsnap("plan", "--results", str(tmp_path / "a"), *real, "--override", "sandbox.backend=local")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "unconfined" in refused.stderr and "sandbox.allow_unconfined=true" in refused.stderr
+    assert "valid choices: bwrap, docker" in refused.stderr
+    assert not (tmp_path / "a").exists() or not list((tmp_path / "a").rglob("trial.json"))
+    allowed = specsnap("plan", "--results", str(tmp_path / "b"), *real, "--override", "sandbox.backend=local",
+                       "--override", "sandbox.allow_unconfined=true")
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stderr.count("UNCONFINED") == 1
+    policy = specsnap("plan", "--results", str(tmp_path / "c"), "--override", "sandbox.backend=local")
+    assert policy.returncode == 0 and "UNCONFINED" not in policy.stderr, policy.stderr
+
+
+def test_a_mistyped_limit_is_one_line_with_the_choices(tmp_path):
+    from conftest import specsnap
+
+    result = specsnap("plan", "--results", str(tmp_path), "--override", "+sandbox.limits.memroy=2g")
+    assert result.returncode == 2
+    assert "unknown limit sandbox.limits.memroy" in result.stderr and "memory" in result.stderr
+    bad = specsnap("plan", "--results", str(tmp_path), "--override", "sandbox.limits.memory=lots")
+    assert bad.returncode == 2 and "is not a size" in bad.stderr

@@ -52,6 +52,7 @@ def _scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "tes": card["tes"],
         "valid": card.get("valid", True),
         "budget_exhausted": bool(card.get("budget_exhausted", False)),
+        "limit_exceeded": card.get("limit_exceeded") or "",
         "invalid_reasons": " | ".join((card.get("integrity") or {}).get("problems") or []),
         "tampered": bool(card.get("tampered", False)),
         "tamper_evidence": " | ".join(card.get("tamper_evidence") or []),
@@ -346,17 +347,19 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
                "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None,
                "successor_source": "", **dict.fromkeys(RESUME_MEANS, float("nan")), "continuation": "reset",
                "expected_mean": float("nan"), "cost_usd": float("nan"), "cost_unpriced_tokens": 0,
-               "budget_exhausted": False,
+               "budget_exhausted": False, "limit_exceeded": "",
                **dict.fromkeys(HANDOFF_MEANS, float("nan"))}
     scorecards = scorecards.assign(**{col: value for col, value in missing.items() if col not in scorecards})
     counted = scorecards[stats.counted(scorecards)]  # (valid and not stopped by the budget)
     stopped = scorecards["budget_exhausted"].fillna(False).astype(bool)
     # A trial the budget stopped (docs/cost.md) is neither a result nor invalid: counted apart, in no mean.
-    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool) | stopped, budget_exhausted=stopped,
-                                   tampered=scorecards["tampered"].astype(bool))
+    # So is a trial a limit ended (docs/sandboxes.md): the agent hit its box's walls; counted apart.
+    limited = scorecards["limit_exceeded"].fillna("").astype(str) != ""
+    scorecards = scorecards.assign(valid=scorecards["valid"].astype(bool) | stopped | limited, budget_exhausted=stopped,
+                                   limited=limited, tampered=scorecards["tampered"].astype(bool))
     counts = scorecards.groupby(GROUP, sort=True).agg(
         trials=("trial", "count"), invalid=("valid", lambda v: int((~v).sum())),
-        budget_exhausted=("budget_exhausted", "sum"),
+        budget_exhausted=("budget_exhausted", "sum"), limit_exceeded=("limited", "sum"),
         tampered=("tampered", lambda v: int(v.sum())),
         tamper_evidence=("tamper_evidence", lambda s: " | ".join(sorted({e.split(" | ")[0] for e in s.fillna("") if e}))),
         n_requirements=("n_requirements", "first"),
@@ -396,7 +399,8 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
     board["source"] = [handoff_label(source_label(kind, model, harness), then)
                        for kind, model, harness, then in board[["agent_kind", "model", "harness", "successor_source"]]
                        .fillna("").itertuples(index=False)]
-    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "budget_exhausted", "n",
+    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "budget_exhausted",
+            "limit_exceeded", "n",
             "n_requirements", "raw", "net",
             "net_interval", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi")), "tes", "tokens",
             "cost_usd", "cost_usd_total", "cost_unpriced_tokens", "turns",
@@ -581,6 +585,9 @@ WARNINGS = (
     ("budget_exhausted", "BUDGET", "stopped by the run's budget** (the proxy refused a model call once the budget was "
      "reached). They are neither results nor the agent's failures: counted in `budget_exhausted`, left out of every "
      "score. A rerun with a larger budget (`--config budget_max_usd=...`) continues them (docs/cost.md)."),
+    ("limit_exceeded", "LIMIT", "ended by a limit of the sandbox** (memory, processes, disk, files, output or the "
+     "watcher's watches: `sandbox.limits`). They are counted in `limit_exceeded` and left out of every score; "
+     "`scorecards.csv` says which limit (docs/sandboxes.md)."),
     ("tampered", "TAMPERED", "forged test verdicts** (a sentinel test got the wrong verdict, the report or exit status "
      "was changed, the test tree or the runner was modified). They score zero and count in every mean; "
      "`scorecards.csv` gives the evidence."),
@@ -618,6 +625,8 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
         cols.append("tamper_evidence")  # the first piece of evidence of each tampered trial
     if stopped:
         cols.insert(cols.index("n"), "budget_exhausted")
+    if int(board["limit_exceeded"].sum()):
+        cols.insert(cols.index("n"), "limit_exceeded")
     if (board["agent_kind"] != REFERENCE_KIND).any():  # what a model's trials cost (docs/cost.md)
         cols[cols.index("tokens") + 1:cols.index("tokens") + 1] = ["cost_usd", "cost_usd_total"]
     lines += [_cost_line(board), ""]

@@ -469,6 +469,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
     from sdcs_bench.coherence.resume import resume_report
     from sdcs_bench.sandbox import make_backend
     from sdcs_bench.scoring import score_sandbox
+    from sdcs_bench.scoring.scorer import trial_limit
     from sdcs_bench.scoring.sentinels import SentinelSettings
     from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED
     from sdcs_bench.trial.standards import layout_for
@@ -507,6 +508,8 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
             "abstention": {"trial": trial_class(sessions_abstention), "sessions": sessions_abstention},
             "resume": resume, "expected": expected,
             # a session the run's budget refused a call (docs/cost.md): neither the agent's failure nor a result
+            # a session a limit ended (its memory, processes, disk, output...): counted apart, in no mean
+            "limit_exceeded": trial_limit(records),
             "budget_exhausted": any(r.get("status") == BUDGET_EXHAUSTED for r in records) or any(
                 BUDGET_EXHAUSTED in (json.loads(Path(p).read_text()).get("handoff") or {}) for p in handoff_records)}
     if not trial.continuation.is_reset:

@@ -124,10 +124,11 @@ def paired(first: Sequence[float], second: Sequence[float], key: str, settings: 
 
 
 def counted(cards: Any) -> Any:
-    """Of a scorecards table (pandas), the trials every mean is over: valid, and not stopped by the
-    run's budget (docs/cost.md)."""
+    """Of a scorecards table (pandas), the trials every mean is over: valid, not stopped by the run's
+    budget (docs/cost.md), and not ended by a limit (docs/sandboxes.md)."""
     stopped = cards["budget_exhausted"].fillna(False).astype(bool) if "budget_exhausted" in cards else False
-    return cards["valid"].astype(bool) & ~stopped
+    limited = cards["limit_exceeded"].fillna("").astype(str) != "" if "limit_exceeded" in cards else False
+    return cards["valid"].astype(bool) & ~stopped & ~limited
 
 
 def _nan(value: Any) -> bool:

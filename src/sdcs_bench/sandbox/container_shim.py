@@ -23,6 +23,9 @@ import sys
 import tempfile
 import threading
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # (run as a file, beside relay.py)
+from relay import forward, listen_inside, tcp  # noqa: E402
+
 
 def _copy_stdin(sock) -> None:
     raw = getattr(sock, "_sock", sock)
@@ -66,44 +69,6 @@ def _relay(fifo: str, number: int) -> None:
             pass
 
 
-def _pump(a: socket.socket, b: socket.socket) -> None:
-    try:
-        while data := a.recv(65536):
-            b.sendall(data)
-    except OSError:
-        pass
-    finally:
-        for sock in (a, b):
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-def _forward(server: socket.socket, connect) -> None:
-    """Each connection accepted on ``server``, piped both ways to a new ``connect()``."""
-    while True:
-        try:
-            conn, _ = server.accept()
-        except OSError:
-            return
-        try:
-            up = connect()
-        except OSError:
-            conn.close()
-            continue
-        threading.Thread(target=_pump, args=(conn, up), daemon=True).start()
-        threading.Thread(target=_pump, args=(up, conn), daemon=True).start()
-
-
-def _unix(path: str):
-    def connect() -> socket.socket:
-        sock = socket.socket(socket.AF_UNIX)
-        sock.connect(path)
-        return sock
-    return connect
-
-
 # -- inside the container, before the command ---------------------------------------------------
 def inside(args: list[str]) -> None:
     """``--inside KIND:PATH=N ... -- ARGV``: the lifeline watcher; for each port a child listening on
@@ -125,27 +90,7 @@ def inside(args: list[str]) -> None:
                 pass
             os.kill(-1, signal.SIGKILL)
             os._exit(0)
-    ports = [(path, int(n)) for kind, path, n in pairs if kind == "port"]
-    if ports:
-        ready_r, ready_w = os.pipe()
-        if os.fork() == 0:
-            os.close(ready_r)
-            servers = []
-            for path, n in ports:
-                server = socket.socket()
-                server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                server.bind(("127.0.0.1", n))
-                server.listen(64)
-                servers.append((server, path))
-            os.write(ready_w, b"1")
-            os.close(ready_w)
-            for server, path in servers[1:]:
-                threading.Thread(target=_forward, args=(server, _unix(path)), daemon=True).start()
-            _forward(servers[0][0], _unix(servers[0][1]))
-            os._exit(0)
-        os.close(ready_w)
-        os.read(ready_r, 1)  # listening before the command starts
-        os.close(ready_r)
+    listen_inside([(int(n), path) for kind, path, n in pairs if kind == "port"])
     for kind, path, n in pairs:
         if kind == "fd":
             fd = os.open(path, os.O_WRONLY)
@@ -173,8 +118,7 @@ def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
         server.listen(64)
         target = f"/run/specsnap/port-{port}.sock"
         spec["mounts"].append({"type": "bind", "source": path, "target": target, "read_only": False})
-        threading.Thread(target=_forward, args=(server, lambda port=port: socket.create_connection(("127.0.0.1", port))),
-                         daemon=True).start()
+        threading.Thread(target=forward, args=(server, tcp(port)), daemon=True).start()
         pairs.append(f"port:{target}={port}")
     life = os.path.join(scratch, "lifeline")
     os.mkfifo(life, 0o600)

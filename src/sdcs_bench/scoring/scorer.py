@@ -204,7 +204,19 @@ def trial_integrity(records: list[dict]) -> dict[str, Any]:
         check = (r.get("cleave") or {}).get("integrity")
         if check is not None and not check.get("ok"):
             problems.append(f"{r['session']}: {check.get('problem', 'integrity check failed')}")
+        if r.get("credential_leak"):  # a credential reached what the agent wrote (redacted from the results)
+            problems.append(f"{r['session']}: a credential was found in what the agent wrote "
+                            f"({', '.join(map(str, r['credential_leak'][:5]))}); redacted")
     return {"ok": not problems, "problems": problems, "sessions_checked": len(records)}
+
+
+def trial_limit(records: list[dict]) -> str | None:
+    """``<session>: <reason>`` of the first session a limit ended (docs/sandboxes.md), else None: such a
+    trial is neither a result nor invalid, counted apart (``limit_exceeded``) and in no mean."""
+    for r in records:
+        if r.get("limit"):
+            return f"{r['session']}: {r['limit'].get('reason')}"
+    return None
 
 
 def s1_edit_survived(sandbox: Path, records: list[dict]) -> bool | None:
