@@ -57,7 +57,8 @@ def _marked() -> list[int]:
 def _snakemake(clone: Path, workdir: Path, backend: str, *extra: str) -> list[str]:
     return [sys.executable, "-m", "snakemake", "-s", str(clone / "Snakefile"), "--directory", str(workdir),
             "--cores", "1", *extra, "--config", "study=mine",
-            f'overrides=["agent=[sleeper]","sandbox.backend={backend}"]']
+            f'overrides=["agent=[sleeper]","sandbox.backend={backend}"'
+            + (',"sandbox.allow_unconfined=true"' if backend == "local" else "") + "]"]  # (a scripted agent, not a policy)
 
 
 @pytest.mark.pipeline
