@@ -25,7 +25,8 @@ def _run(backend, tmp_path, argv):
 
 
 def test_limits_from_the_config_reach_the_container(docker_image, tmp_path):
-    backend = make_backend("docker", {"image_record": str(docker_image), "memory": "300m", "cpus": 0.5, "pids": 77})
+    backend = make_backend("docker", {"image_record": str(docker_image),
+                                      "limits": {"memory": "300m", "cpus": 0.5, "processes": 77}})
     code, out, err = _run(backend, tmp_path, ["sh", "-c",
         "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; "
         "cat /sys/fs/cgroup/memory.max 2>/dev/null || cat /sys/fs/cgroup/memory/memory.limit_in_bytes"])
