@@ -88,7 +88,7 @@ def backend_named(name: str, docker_record: Path | None = None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if name == "docker":
-            return make_backend("docker", {"image_record": str(docker_record), "memory": "1g", "cpus": 1, "pids": 256})
+            return make_backend("docker", {"image_record": str(docker_record), "limits": {"memory": "1g", "cpus": 1, "processes": 256}})
         return make_backend(name)
 
 
@@ -182,3 +182,48 @@ def shell_quote(text: str) -> str:
 
 def cleanup(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+# -- scripted agents that make model calls ----------------------------------------------------------
+# One model call to the session's proxy (its address is in $SPECSNAP_TEST_ENDPOINT, see
+# ``calling_agent``), as a shell command: it appends the HTTP status (200 answered, 403 refused) to
+# ``.git/calls`` (outside the source tree, never a qualifying edit) and never fails.
+MODEL_CALL = ("python3 -c 'import json, os, urllib.request, urllib.error\n"
+              "req = urllib.request.Request(os.environ[\"SPECSNAP_TEST_ENDPOINT\"] + \"/v1/chat/completions\",\n"
+              "    data=json.dumps({\"model\": \"none\", \"messages\": [{\"role\": \"user\", \"content\": \"go\"}]}).encode(),\n"
+              "    headers={\"Content-Type\": \"application/json\"})\n"
+              "try:\n    status = urllib.request.urlopen(req, timeout=60).status\n"
+              "except urllib.error.HTTPError as exc:\n    status = exc.code\n"
+              "except OSError as exc:\n    status = repr(exc)\n"
+              "open(\".git/calls\", \"a\").write(f\"{status}\\n\")'")
+
+
+def calling_agent(script: str, name: str = "hostile-calling") -> dict[str, Any]:
+    """A hostile scripted agent that can reach its session's model proxy (``MODEL_CALL``)."""
+    agent = hostile_agent(script, name)
+    agent["options"] = {**agent["options"], "env": {"SPECSNAP_TEST_ENDPOINT": "{endpoint}"}}
+    return agent
+
+
+def run_calling(tmp_path: Path, script: str, backend, *, cleave: str | None = None, timeout_s: float = 60) -> Hostile:
+    """One tier_2 session (as :func:`run_hostile`) whose script may make model calls (``MODEL_CALL``)."""
+    workload = load_workload("tier_2")
+    arm = Arm.from_config(config.entity("arm", "AGENTS_MD_Only"))
+    spec = effective_schedule(workload, config.entity("variant", "none"))[0]
+    if cleave is not None:
+        spec = replace(spec, cleave=CleaveRule.parse(cleave))
+    workdir = tmp_path / "sandbox"
+    scaffold(workload, arm, workdir)
+    start = inspect_git(workdir, "rev-parse", "HEAD").strip()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        record = run_session(trial_id="hostile", index=1, session=spec, workload=workload, arm=arm,
+                             agent_cfg=calling_agent(script), workdir=workdir, stage_dir=tmp_path / "s1",
+                             backend=backend, timeout_s=timeout_s)
+    return Hostile([record], workdir, start)
+
+
+def calls_made(h: Hostile) -> list[str]:
+    """The statuses the script's model calls got, in order (``MODEL_CALL``)."""
+    path = h.workdir / ".git" / "calls"
+    return path.read_text().splitlines() if path.is_file() and not path.is_symlink() else []

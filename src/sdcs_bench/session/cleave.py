@@ -20,6 +20,7 @@ changed without the watcher seeing it. ``docs/cleave.md`` gives the whole argume
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import math
 import os
@@ -33,6 +34,12 @@ from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+
+try:  # (watchdog >= 7: one inotify instance per observer, whose watches can be capped as they are added)
+    from watchdog.observers.inotify import InotifyObserver as _InotifyObserver
+    from watchdog.observers.inotify_c import InotifyFD as _InotifyFD
+except ImportError:  # (not Linux, or an older watchdog: the watches are counted and the cap polled)
+    _InotifyObserver = _InotifyFD = None
 
 from sdcs_bench.coherence.resume import READ_LIMIT, WrittenFile
 from sdcs_bench.core import safefs
@@ -50,6 +57,15 @@ CONTROL = ".git/specsnap"
 MTIME_SLACK_S = 0.010  # a coarse file-system clock keeps an mtime up to a tick (1-10 ms) early
 MTIME_TRUST_S = 2.0  # an mtime further before the watcher saw the write is not believed (an agent can set it)
 START_BUDGET = 64 << 20  # the source files' bytes a continuation keeps from its start (the rest: unknown)
+# The watcher's own resource use, per session. Each directory of the tree costs one inotify watch, taken
+# from the host user's budget (fs.inotify.max_user_watches), which every session and every other program
+# of that user share; past the cap a directory would go unwatched (an edit in it unseen), so the session
+# ends as a limit instead (``controller.limit``; the config's ``sandbox.limits.watches`` is meant to set it).
+MAX_WATCHES = 4096
+MAX_TRACKED_PATHS = 200_000  # distinct .py paths the watcher keeps state for (path, content id): past it, a limit
+MAX_QUEUED_EVENTS = 200_000  # events waiting for the watcher's handler (each held in memory): past it, a limit
+CHECK_BYTES = 256 << 20  # the qualifying files' bytes one content check may read (past it the call is refused)
+EDIT_KINDS = ("first_py_edit", "nth_py_edit", "first_py_edit_after_commit")  # the rules that cut at an edit
 
 
 def _group_alive(pgid: int) -> bool:
@@ -68,14 +84,69 @@ def branch_refs(repo: Path) -> dict[str, str]:
 class _Write:
     """One write of one file the watcher is waiting on: ``open`` (its grace timer runs), ``done``
     (completed by a close or move before the timer), ``graced`` (counted when the timer ran out
-    while the writer still held it open: its close is the same edit, not another)."""
+    while the writer still held it open: its close is the same edit, not another), ``checked``
+    (a change no event named, counted by the content check at a model call: a close that leaves the
+    content it counted is the same edit)."""
 
-    __slots__ = ("state", "counts", "began")
+    __slots__ = ("state", "counts", "began", "content")
 
     def __init__(self, counts: bool) -> None:
         self.state = "open"
         self.counts = counts  # whether it counts toward the cut rule (else it is only recorded)
-        self.began = time.time()  # when the watcher saw its first event (a continuation's record times it so)
+        self.began = time.time()  # when the watcher saw its first event (SpecSnap's clock: the write's time)
+        self.content: str | None = None  # (``checked``) the content the check counted
+
+
+class _CappedObserver(_InotifyObserver or object):  # type: ignore[misc]
+    """watchdog's inotify observer whose inotify instance refuses a watch past ``cap``: the count
+    never passes it, and the first refusal calls ``on_limit`` (once, in a thread of its own)."""
+
+    def __init__(self, cap: int, on_limit: Callable[[str], None]) -> None:
+        super().__init__(generate_full_events=True)
+        self._cap = cap
+        self._on_limit = on_limit
+
+    def schedule(self, event_handler, path, **kwargs):  # noqa: ANN001, ANN201 - watchdog's signature
+        with self._lock:
+            if self._inotify_fd is None:
+                fd = _CappedInotifyFD(self._cap, self._on_limit)
+                fd.start()
+                self._inotify_fd = fd
+                self._emitter_kwargs["inotify_fd"] = fd
+        return super().schedule(event_handler, path, **kwargs)
+
+
+class _CappedInotifyFD(_InotifyFD or object):  # type: ignore[misc]
+    def __init__(self, cap: int, on_limit: Callable[[str], None]) -> None:
+        self._cap = cap
+        self._on_limit = on_limit
+        self._refused = False
+        super().__init__()
+
+    def _get_or_create_watch(self, path: bytes, mask: int):  # noqa: ANN201
+        # (called with the instance's lock held: the count cannot change under it). The error is
+        # one watchdog passes over for a directory below the root: it goes unwatched, and the
+        # session ends on the limit.
+        if len(self._watch_for_wd) >= self._cap:
+            if not self._refused:
+                self._refused = True
+                threading.Thread(target=self._on_limit, args=(os.fsdecode(path),), daemon=True).start()
+            raise OSError(errno.EDQUOT, f"the watcher's cap of {self._cap} inotify watches")
+        return super()._get_or_create_watch(path, mask)
+
+
+def _capped_observer_works() -> bool:
+    """Whether the installed watchdog has the internals ``_CappedObserver`` relies on."""
+    if _InotifyObserver is None or _InotifyFD is None or not hasattr(_InotifyFD, "_get_or_create_watch"):
+        return False
+    try:
+        probe = _InotifyObserver(generate_full_events=True)
+    except Exception:  # noqa: BLE001 - (no inotify here: the plain observer fails its own way)
+        return False
+    return all(hasattr(probe, a) for a in ("_inotify_fd", "_emitter_kwargs", "_lock"))
+
+
+_CAPPED = _capped_observer_works()
 
 
 @dataclass
@@ -115,11 +186,20 @@ class CleaveController:
 
     The controller keeps its own state: it never reads back the guard's state file (which the
     agent can write). It records every qualifying path it saw an event for (``seen``), so the end
-    of the session can tell an edit it never saw (a hard link, lost events) from one it did."""
+    of the session can tell an edit it never saw (a hard link, lost events) from one it did.
+
+    Under a rule that cuts at an edit, every model call (and every question of the hook) also
+    compares the qualifying files' content with what the watcher last judged: a change no event
+    named (a write through ``mmap``, through a hard link) counts as a qualifying write then
+    (``edit_completed_by: "content check"``). Every counted write is timed on SpecSnap's clock
+    (``edit_times``; the cut's ``cut_write_at``), never by a time the agent can set. Its own
+    resource use is bounded (``max_watches`` inotify watches, ``MAX_TRACKED_PATHS``,
+    ``MAX_QUEUED_EVENTS``): past a bound the cleave fires as a limit (``by: "watcher limit"``),
+    and ``limit`` says which (``{"reason": ..., "detail": ...}``; None otherwise)."""
 
     def __init__(self, workdir: Path, rule: CleaveRule, exempt: Iterable[str], kill_grace_s: float = 0.0,
                  judge_timeout_s: float = JUDGE_TIMEOUT_S, meter_files: bool = False,
-                 record_writes: dict[str, bytes | None] | None = None) -> None:
+                 record_writes: dict[str, bytes | None] | None = None, max_watches: int | None = None) -> None:
         if rule.needs_baseline:
             raise ValueError(f"the cut {rule} must be resolved against its control's tokens before the session")
         self.workdir = workdir.resolve()
@@ -171,7 +251,24 @@ class CleaveController:
         self._start_branches: dict[str, str] = {}
         self._stopping = False
         self._t0 = time.monotonic()
-        self._observer = Observer(generate_full_events=True)
+        self.edit_times: list[float] = []  # when the watcher saw each counted edit's write (time.time())
+        self.cut_write_at: float | None = None  # that time for the edit the cut fired at (write_to_exit_s)
+        # The content check (rules that cut at an edit): each qualifying path's content as the watcher
+        # last judged it (at the start, at its last event, at a check), and the order of events.
+        self._checks_content = rule.active and not rule.metered and rule.kind in EDIT_KINDS
+        self._judged: dict[str, str | None] = {}
+        self._check_problem: str | None = None
+        self._saw_seq = 0
+        self._saw_at: dict[str, int] = {}  # path -> the number of the last event that named it
+        self._check_lock = threading.Lock()
+        # Bounds on the watcher's own resource use.
+        self.max_watches = MAX_WATCHES if max_watches is None else max_watches
+        self.limit: dict[str, str] | None = None
+        self._limited = False
+        self._recording_off = False  # (a session with no rule, past a bound: it records nothing more)
+        self._capped = _CAPPED
+        self._observer = (_CappedObserver(self.max_watches, self._watch_cap_reached) if self._capped
+                          else Observer(generate_full_events=True))
 
     def start(self) -> None:
         # Meter files already there were left by an earlier session (or planted): never this one's.
@@ -180,6 +277,10 @@ class CleaveController:
         set_guard(self.workdir, self._initial_guard_state())
         if self.rule.kind == "first_py_edit_after_commit":
             self._start_branches = branch_refs(self.workdir)
+        if self._checks_content:
+            # What the content check compares with until the watcher names a file: the tree as it is
+            # before the agent starts. (Unreadable: every model call is refused with the reason.)
+            self._judged, self._check_problem = _fingerprints(self.workdir, self.exempt)
         if self.rule.active or self.written is not None:
             self._observer.schedule(_Handler(self), str(self.workdir), recursive=True)
             self._observer.start()
@@ -196,9 +297,56 @@ class CleaveController:
     def _monitor(self) -> None:
         """A watcher thread that ends while the session runs (an error inside watchdog itself)
         fires the cleave: without it, nothing would see the next edit."""
-        self._observer.join()
+        while self._observer.is_alive():
+            # (an older watchdog, whose watches cannot be capped as they are added: counted here)
+            self._observer.join(None if self._capped else 0.05)
+            if not self._capped and not self._stopping:
+                count = self.watch_count()
+                if count is not None and count > self.max_watches:
+                    self._watch_cap_reached(f"with {count} held")
         if not self._stopping:
             self.fail("the watcher stopped while the session was running")
+
+    def watch_count(self) -> int | None:
+        """The inotify watches this session's watcher holds now (None: not known to this watchdog)."""
+        fd = getattr(self._observer, "_inotify_fd", None)
+        held = getattr(fd, "_watch_for_wd", None)
+        if held is not None:
+            return len(held)
+        counts = [getattr(getattr(getattr(e, "_inotify", None), "_inotify", None), "_wd_for_path", None)
+                  for e in list(getattr(self._observer, "emitters", ()))]  # (watchdog 4-6: one per emitter)
+        counts = [len(c) for c in counts if c is not None]
+        return sum(counts) if counts else None
+
+    # -- bounds on the watcher's own resource use ------------------------------------------------
+    def _watch_cap_reached(self, where: str) -> None:
+        """(``where``: the directory refused a watch, or how many were held when the cap was seen.)"""
+        rel = self._rel(where) if where.startswith(os.sep) else None
+        at = f"at {rel!r}" if rel is not None else where
+        self._limit("watches", f"the watcher reached its cap of {self.max_watches} inotify watches (one per "
+                               f"directory) {at}: a directory past it would go unwatched")
+
+    def _limit(self, reason: str, detail: str) -> None:
+        """Past a bound on its own resources the watcher cannot keep the guarantee (an unwatched
+        directory, an untracked path could hide an edit), so it fails closed as a limit: the cleave
+        fires (``by: "watcher limit"``), the agent is killed, and ``limit`` says why. A session with
+        no rule only records: its record is marked incomplete and the watcher records nothing more."""
+        with self._lock:
+            if self._limited:
+                return
+            self._limited = True
+            if self.written is not None:
+                self.written.failed = self.written.failed or f"a limit of the watcher ({reason}): {detail}"
+            if not self.rule.active:
+                self._recording_off = True
+                return
+            if self.fired.is_set():
+                return  # (the cut came first: the session is what it was at the cut)
+            self.limit = {"reason": reason, "detail": detail}
+            self.record = {"fired": True, "by": "watcher limit", "rule": str(self.rule), "path": None,
+                           "reason": detail, "limit": dict(self.limit), "at_s": round(time.monotonic() - self._t0, 4),
+                           "wall_time": time.time()}
+            self._fire(grace=False)
 
     # -- events ------------------------------------------------------------------------------------
     def _rel(self, path: str | bytes) -> str | None:
@@ -216,6 +364,10 @@ class CleaveController:
         if where.startswith(self.control_dir):
             self.control_event(where[len(self.control_dir):])
             return
+        if self._recording_off:
+            return
+        if self._observer.event_queue.qsize() > MAX_QUEUED_EVENTS:
+            self._limit("watches", f"more than {MAX_QUEUED_EVENTS:,} file events waited for the watcher")
         if event.is_directory:
             self._directory_event(kind, self._rel(src), self._rel(dest))
             return
@@ -248,7 +400,14 @@ class CleaveController:
         session compares each file with what the watcher last saw of it."""
         if rel is None or not rel.endswith(".py"):
             return
+        with self._lock:
+            tracked = rel in self.last_seen or len(self.last_seen) < MAX_TRACKED_PATHS
+        if not tracked:
+            self._limit("files", f"the watcher tracks at most {MAX_TRACKED_PATHS:,} distinct .py paths")
+            return
         content = _content(self.workdir, rel)
+        # (the content check's view: the same id, or for a file too large for it, a digest read in blocks)
+        judged = content if content is not None or not self._checks_content else _fingerprint(self.workdir, rel)
         try:
             linked = os.lstat(self.workdir / rel).st_nlink > 1
         except OSError:
@@ -256,6 +415,11 @@ class CleaveController:
         with self._lock:
             self.seen.add(rel)
             self.last_seen[rel] = content
+            if self._checks_content:
+                # (numbered with the update: a check that copied the judged state before it sees it named)
+                self._saw_seq += 1
+                self._saw_at[rel] = self._saw_seq
+                self._judged[rel] = judged
             if linked:
                 self.linked.add(rel)
 
@@ -294,10 +458,15 @@ class CleaveController:
             timer.daemon = True
             timer.start()
             return
+        checked = self._pending.get(rel)
+        same = (kind == "closed" and checked is not None and checked.state == "checked"
+                and _content(self.workdir, rel) == checked.content)
         with self._lock:
             write = self._pending.pop(rel, None)
             if write is not None and write.state == "graced":
                 return  # the close of a write already counted when its grace ran out
+            if write is not None and write is checked and same:
+                return  # the close of a write the content check counted, leaving what it counted
             if write is not None:
                 write.state = "done"  # its timer, when it runs, finds it done
         self._edit_completed(rel, kind, write.counts if write is not None else counts,
@@ -331,13 +500,16 @@ class CleaveController:
         continuation session, record it."""
         # (a write that began before tier 1's arming commit and completed after it counts, as it did
         # before writes were recorded: arming only ever goes one way)
+        seen_at = began if began is not None else time.time()
         counts = counts or (self.rule.active and not self.rule.metered and self._armed())
         if counts:
-            self._judge(rel, how)
+            self._judge(rel, how, seen_at)
         if self.written is not None:
-            self._record_write(rel, began if began is not None else time.time())
+            self._record_write(rel, seen_at)
 
-    def _judge(self, rel: str, how: str) -> None:
+    def _judge(self, rel: str, how: str, seen_at: float) -> None:
+        """Count one completed qualifying write; fire the cleave when it is the rule's. ``seen_at``: when
+        SpecSnap saw the write (its first event, or the content check that found it), on its own clock."""
         content = _content(self.workdir, rel)
         if self.rule.kind == "first_py_edit_after_commit" and content is not None and content == _in_head(self.workdir, rel):
             return  # a late event of a write the arming commit already holds: not an edit after it
@@ -345,9 +517,11 @@ class CleaveController:
             if self.fired.is_set():
                 return
             self._edits.append((rel, content))
+            self.edit_times.append(seen_at)
             needed = self.rule.n if self.rule.kind == "nth_py_edit" else 1
             if len(self._edits) < needed:
                 return
+            self.cut_write_at = seen_at
             self.record = {
                 "fired": True,
                 "by": "watcher",
@@ -546,8 +720,13 @@ class CleaveController:
 
     def _answer(self, token: str) -> None:
         # Every write completed before the hook's question has been seen; writes still in their
-        # grace timer are settled first, so the state the hook reads next is the verdict.
+        # grace timer are settled first, and a change no event named is counted, so the state the
+        # hook reads next is the verdict.
         self._settle()
+        problem = self._content_check()
+        if problem:
+            self._unjudged(problem)
+            return  # the hook gets no answer and refuses: fail closed
         try:
             self._touch(f"ack.{token}")
         except OSError:
@@ -585,7 +764,54 @@ class CleaveController:
         if problem:
             return self._unjudged(problem)
         self._settle()
+        problem = self._content_check()
+        if problem:
+            return self._unjudged(problem)
         return "cleaved" if self.fired.is_set() else None
+
+    def _content_check(self) -> str | None:
+        """(Rules that cut at an edit; after the barrier.) Compare every qualifying file's content with
+        what the watcher last judged of it: a change no event named (a write through ``mmap`` by a
+        writer that still holds the file, a write through a hard link) is a qualifying write now,
+        judged as the watcher judges one (``edit_completed_by: "content check"``). A change an event
+        named since the comparison began is the watcher's (it is judged before this returns).
+        Returns why the check could not be made (the question is then refused), else None."""
+        if not self._checks_content or self.fired.is_set():
+            return None
+        with self._check_lock:
+            if self._check_problem:
+                return f"the content check could not read the tree at the start: {self._check_problem}"
+            with self._lock:
+                mark = self._saw_seq
+                judged = dict(self._judged)
+            now, problem = _fingerprints(self.workdir, self.exempt)
+            if problem:
+                return f"the content check could not read the tree: {problem}"
+            changed = sorted(rel for rel, fp in now.items() if fp is not None and fp != judged.get(rel))
+            if not changed:
+                return None
+            # A change an event names is the watcher's: have it judge every event up to now first.
+            problem = self._wait_for_watcher()
+            if problem:
+                return problem
+            self._settle()
+            at = time.time()
+            for rel in changed:
+                if self.fired.is_set():
+                    break
+                with self._lock:
+                    if self._saw_at.get(rel, 0) > mark:
+                        continue  # an event named it since the comparison began: the watcher judged it
+                    write = self._pending.get(rel)
+                    held = write is not None and write.state in ("graced", "checked")  # one writer's one edit
+                self._saw(rel)  # (seen now: its content, its links)
+                if held or not self._armed():
+                    continue  # (tier 1 before the arming commit: the baseline, as the watcher counts it)
+                with self._lock:
+                    write = self._pending[rel] = _Write(True)
+                    write.state, write.content = "checked", self.last_seen.get(rel)
+                self._judge(rel, "content check", at)
+            return None
 
     def _unjudged(self, reason: str) -> str:
         self.unjudged.append({"at_s": round(time.monotonic() - self._t0, 4), "reason": reason})
@@ -665,6 +891,44 @@ class CleaveController:
                            errors=list(self.errors), last_seen=dict(self.last_seen), linked=set(self.linked),
                            known_at_arming=None if self.known_at_arming is None else set(self.known_at_arming),
                            known_at_fire=None if self.known_at_fire is None else set(self.known_at_fire))
+
+
+def _fingerprint(repo: Path, rel: str) -> str | None:
+    """The content check's id of a file: its blob id (a link: of its target's text), or for a file
+    too large to read whole a digest of its bytes read in blocks, ``unreadable`` for one that is
+    there but cannot be read; None when it is gone. Nothing is followed."""
+    content = _content(repo, rel)
+    if content is not None:
+        return content
+    with safefs.open_regular(repo, rel) as fh:
+        if fh is None:
+            return "unreadable" if _mtime(repo, rel) is not None else None
+        digest, size = hashlib.sha256(), 0
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return f"large:{size}:{digest.hexdigest()}"
+
+
+def _fingerprints(repo: Path, exempt: list[str]) -> tuple[dict[str, str | None], str | None]:
+    """path -> :func:`_fingerprint` of every qualifying file in the tree, and why the view is not
+    whole (a directory that cannot be read, more than ``CHECK_BYTES`` to read), else None."""
+    errors: list[str] = []
+    state: dict[str, str | None] = {}
+    total = 0
+    for rel, st in safefs.walk(repo, skip_dirs={"__pycache__"}, top_skip={".git"}, errors=errors):
+        if not qualifies(rel, exempt):
+            continue
+        total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+        if total > CHECK_BYTES:
+            return state, f"its qualifying files hold more than {CHECK_BYTES:,} bytes"
+        if len(state) >= MAX_TRACKED_PATHS:
+            return state, f"it holds more than {MAX_TRACKED_PATHS:,} qualifying files"
+        state[rel] = _fingerprint(repo, rel)
+    errors = [e for e in errors if not e.endswith(os.strerror(errno.ENOENT))]  # (gone mid-walk: nothing to hide)
+    if errors:
+        return state, f"directories it cannot read: {'; '.join(errors[:3])}"
+    return state, None
 
 
 def _mtime(repo: Path, rel: str) -> float | None:

@@ -361,9 +361,10 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
     locks_removed = _remove_stale_git_locks(ctx.workdir) if controller.fired.is_set() or ended.timed_out else []
     cleave = _cleave_record(ctx, controller, commits_before, exempt, qualifying_before, guard, harness.needs_model)
     path = cleave.get("path")
-    if cleave["fired"] and path and os.path.lexists(ctx.workdir / path):
-        # Cleave latency: from the qualifying write (its mtime) to the agent's process being gone.
-        cleave["write_to_exit_s"] = round(ended.at - os.lstat(ctx.workdir / path).st_mtime, 4)
+    if cleave["fired"] and path and controller.cut_write_at is not None:
+        # Cleave latency: from when the watcher saw the qualifying write (SpecSnap's clock; never the
+        # file's mtime, which the agent can set) to the agent's process being gone.
+        cleave["write_to_exit_s"] = round(ended.at - controller.cut_write_at, 4)
     cleave["stale_git_locks_removed"] = locks_removed
     try:
         set_guard(ctx.workdir, "off")
