@@ -167,7 +167,7 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     controller = CleaveController(ctx.workdir, ctx.session.cleave, exempt, kill_grace_s=harness.stop_grace_s,
                                   meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter
                                                                          or continuation),
-                                  record_writes=start_contents)
+                                  record_writes=start_contents, max_watches=backend.limits.watches)
     proxy = _proxy(ctx, harness, controller, script, budget).start() if harness.needs_model else None
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
