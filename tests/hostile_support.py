@@ -191,7 +191,8 @@ def cleanup(path: Path) -> None:
 MODEL_CALL = ("python3 -c 'import json, os, urllib.request, urllib.error\n"
               "req = urllib.request.Request(os.environ[\"SPECSNAP_TEST_ENDPOINT\"] + \"/v1/chat/completions\",\n"
               "    data=json.dumps({\"model\": \"none\", \"messages\": [{\"role\": \"user\", \"content\": \"go\"}]}).encode(),\n"
-              "    headers={\"Content-Type\": \"application/json\"})\n"
+              "    headers={\"Content-Type\": \"application/json\",\n"
+              "             \"Authorization\": \"Bearer \" + os.environ[\"SPECSNAP_TEST_TOKEN\"]})\n"
               "try:\n    status = urllib.request.urlopen(req, timeout=60).status\n"
               "except urllib.error.HTTPError as exc:\n    status = exc.code\n"
               "except OSError as exc:\n    status = repr(exc)\n"
@@ -201,7 +202,8 @@ MODEL_CALL = ("python3 -c 'import json, os, urllib.request, urllib.error\n"
 def calling_agent(script: str, name: str = "hostile-calling") -> dict[str, Any]:
     """A hostile scripted agent that can reach its session's model proxy (``MODEL_CALL``)."""
     agent = hostile_agent(script, name)
-    agent["options"] = {**agent["options"], "env": {"SPECSNAP_TEST_ENDPOINT": "{endpoint}"}}
+    agent["options"] = {**agent["options"], "env": {"SPECSNAP_TEST_ENDPOINT": "{endpoint}",
+                                                    "SPECSNAP_TEST_TOKEN": "{api_key}"}}  # (its stand-in token)
     return agent
 
 

@@ -175,19 +175,20 @@ def test_a_budget_with_an_unpriced_model_is_refused_before_any_work(tmp_path):
     assert bad.returncode != 0 and "a number of dollars > 0" in bad.stderr
 
 
-def test_under_a_budget_the_proxy_relays_model_calls_only(tmp_path):
-    """A batch or file upload could spend money the proxy can neither price nor stop: under a
-    budget it is refused; model calls and model lists are relayed."""
+def test_the_proxy_relays_model_calls_only(tmp_path):
+    """A batch or file upload could spend money the proxy can neither price nor stop: it is refused
+    (always, budget or not: only the allowlisted model calls pass, tests/test_proxy_walls.py); model
+    calls and model lists are relayed."""
     import httpx
 
     from sdcs_bench.proxy import ModelProxy, ReplayScript
 
     script = tmp_path / "s.yaml"
     script.write_text(json.dumps({"responses": [{"text": "ok", "usage": {"uncached_input": 3, "output": 1}}]}))
-    with ModelProxy(ledger=tmp_path / "l.jsonl", script=ReplayScript.load(script).for_session(1, {}),
-                    only_model_calls=True) as proxy:
+    with ModelProxy(ledger=tmp_path / "l.jsonl", script=ReplayScript.load(script).for_session(1, {})) as proxy:
         batch = httpx.post(proxy.url + "/v1/messages/batches", json={"requests": []})
         files = httpx.post(proxy.url + "/v1/files", content=b"x")
+        models = httpx.get(proxy.url + "/v1/models")
         call = httpx.post(proxy.url + "/v1/messages", json={"model": "m", "max_tokens": 5,
                                                             "messages": [{"role": "user", "content": "hi"}]})
-    assert batch.status_code == files.status_code == 403 and call.status_code == 200
+    assert batch.status_code == files.status_code == 403 and models.status_code == call.status_code == 200

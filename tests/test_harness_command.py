@@ -18,9 +18,11 @@ def _usage(**kw) -> TokenUsage:
 
 
 def test_api_key_never_reaches_any_file(tmp_path, monkeypatch):
-    """Forward mode against a stand-in upstream: the agent is handed a real-looking key through its
-    environment; it prints it, writes it into the repository and sends it upstream. After the
-    session no file of the stage or the sandbox holds the key's text."""
+    """Forward mode against a stand-in upstream, with a real-looking key in the user's environment:
+    the agent is handed only its session's stand-in token, prints it, writes it into the repository
+    and sends it to its proxy, which puts the key in upstream; the upstream echoes the key back, and
+    the proxy masks it. After the session no file of the stage or the sandbox holds the key's text,
+    and nothing had to be redacted."""
     secret = "sk-test-" + "Zq7" * 12
     monkeypatch.setenv("OPENAI_API_KEY", secret)
     script_path = tmp_path / "leaky.yaml"
@@ -38,12 +40,12 @@ def test_api_key_never_reaches_any_file(tmp_path, monkeypatch):
         run = run_replay_session(cfg, work, tmp_path / "stage", index=2)
     assert run.record["status"] == "ok"
     assert run.proxy_totals == _usage(uncached_input=22, output=5)
-    assert "notes.txt" in run.record["redacted_files"] and "transcript.jsonl" in run.record["redacted_files"]
+    assert run.record["credential_leak"] == [] and not run.record.get("redacted_files")
     for root in (tmp_path / "stage", work):
         for path in root.rglob("*"):
             if path.is_file() and ".git" not in path.relative_to(root).parts:
                 assert secret.encode() not in path.read_bytes(), path
-    assert "[REDACTED" in (work / "notes.txt").read_text()
+    assert (work / "notes.txt").read_text().startswith("specsnap-session-")  # the stand-in, never the key
 
 
 def test_missing_key_is_one_clear_error_before_the_session(tmp_path, monkeypatch):

@@ -56,8 +56,10 @@ def test_replay_serves_each_protocol_and_ledgers_exact_usage(tmp_path, family, p
 def test_unrepresentable_component_is_refused_not_lost(tmp_path):
     script = _script(tmp_path, [{"text": "x", "usage": {"uncached_input": 5, "reasoning": 3}}])
     with ModelProxy(ledger=tmp_path / "l.jsonl", script=script.for_session(1, {})) as proxy:
-        with pytest.raises(httpx.HTTPError):
-            httpx.post(proxy.url + "/v1/messages", json={"model": "m"})
+        resp = httpx.post(proxy.url + "/v1/messages", json={"model": "m"})
+    assert resp.status_code == 500  # answered (never a thread that dies silently), and never with a wrong usage
+    rows = read_ledger(tmp_path / "l.jsonl")
+    assert [(r["status"], r["refused"], r["refused_reason"]) for r in rows] == [(500, True, "proxy error (ValueError)")]
 
 
 def test_match_entries_serve_side_calls_and_repeat(tmp_path):
@@ -174,7 +176,8 @@ def test_a_forwarded_call_counts_even_when_its_caller_died(tmp_path):
 def test_a_request_path_cannot_redirect_a_forwarded_call_to_another_host(tmp_path, target):
     """Hostile: an agent writes its own request line so that `upstream + path` names a server it
     runs (`https://api.example.com@127.0.0.1:P/...`), to collect the API key and report a $0 call.
-    The proxy refuses every path that is not an absolute path of the upstream, before it forwards."""
+    The proxy refuses every request target that is not an allowed model call, before it forwards
+    (tests/test_proxy_walls.py tries many more)."""
     import http.client
 
     usage = {"uncached_input": 0, "cache_read": 0, "cache_write": 0, "output": 0, "reasoning": 0}
@@ -188,7 +191,8 @@ def test_a_request_path_cannot_redirect_a_forwarded_call_to_another_host(tmp_pat
                      headers={"x-api-key": "sk-test-secret-123456", "content-type": "application/json"})
         resp = conn.getresponse()
         resp.read()
-    assert resp.status == 400
+    assert resp.status == 403
     assert read_ledger(tmp_path / "evil.jsonl") == []  # nothing reached the agent's own server
     rows = read_ledger(tmp_path / "fw.jsonl")
-    assert all(r["status"] == 400 and not r.get("usage") for r in rows)
+    assert len(rows) == 1 and rows[0]["status"] == 403 and rows[0]["refused"] and not rows[0]["usage"]
+    assert rows[0]["refused_reason"].startswith("not an allowed model call: POST ")

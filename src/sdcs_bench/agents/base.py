@@ -28,7 +28,7 @@ class SessionContext:
     home: Path  # a fresh, private HOME for this session only
     stage_dir: Path  # where the runner keeps this session's records
     endpoint: str | None = None  # the session's model proxy (real harnesses only)
-    api_key: str | None = None  # handed to the harness process only; never stored
+    api_key: str | None = None  # the session's stand-in token (never the provider's key): environment only
     # The trial's continuation (docs/protocol.md#continuation-modes), for the modes that carry the
     # harness's own state: ``mode``, ``conversation`` (the id the conversation is started or resumed
     # under) and ``resume`` (true: continue that conversation, whose state was carried into ``home``).

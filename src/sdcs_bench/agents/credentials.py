@@ -1,15 +1,26 @@
-"""The credential policy of real agents: a key comes from the environment only, reaches the
-harness process only, and is never written to a file (every key's text is what the redaction
-pass removes). Replay mode hands the harness a dummy key."""
+"""The credential policy of real agents: a key comes from the environment only and is never
+written to a file (every key's text is what the redaction pass removes). The harness never holds
+it: each session's harness is handed a fresh stand-in (:func:`new_session_token`), the only
+credential its model proxy accepts; in forward mode the proxy puts the real key in its place on
+the way upstream (docs/agents.md#the-model-proxy)."""
 
 from __future__ import annotations
 
 import os
+import secrets
 from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
 
 REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay mode
+SESSION_TOKEN_PREFIX = "specsnap-session-"
+
+
+def new_session_token() -> str:
+    """A fresh random stand-in for one session's API key (``specsnap-session-`` + 32 hex digits):
+    what the harness is handed, in both modes, and what its proxy (``ModelProxy(session_token=…)``)
+    requires of every request. Worth nothing anywhere else, and nothing once the session ends."""
+    return SESSION_TOKEN_PREFIX + secrets.token_hex(16)
 
 
 def proxy_mode(agent_cfg: dict[str, Any]) -> str:
@@ -20,8 +31,9 @@ def proxy_mode(agent_cfg: dict[str, Any]) -> str:
 
 
 def api_key(agent_cfg: dict[str, Any]) -> str:
-    """The key a real harness is handed: from the environment only (forward mode), or a dummy
-    (replay mode). Missing → one clear error, raised before any session starts."""
+    """The agent's real key: from the environment only (forward mode), or a dummy (replay mode).
+    It goes to the session's proxy (``ModelProxy(credential=…)``), never to the harness. Missing →
+    one clear error, raised before any session starts."""
     if proxy_mode(agent_cfg) == "replay":
         return REPLAY_KEY
     var = agent_cfg.get("api_key_env")

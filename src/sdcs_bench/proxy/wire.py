@@ -9,7 +9,9 @@ inclusive/exclusive convention is undone here and nowhere else.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,31 +37,114 @@ UNREPRESENTABLE = {
 }
 
 
+# --------------------------------------------------------------------------- the allowlist
+#
+# The one home of which requests the proxy relays (docs/agents.md#the-model-proxy): exactly the model
+# calls the pinned harnesses make, and the few reads (model lists, token counts) they need. Anything
+# else is refused. Matching is on the raw request target, with strict character classes: a path
+# fullmatches one pattern below (so no `%`, `\`, `;`, `@`, `//`, dot segment or absolute URI can pass),
+# and its query string holds only that call's allowlisted keys, each once, with plain values. The
+# upstream URL is rebuilt from the match (:attr:`Call.path`), never from the client's bytes.
+
+_SEGMENT = r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}"  # one path segment: a model name (never `.` or `..`)
+_MODEL_ID = r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}"  # a model id (OpenAI fine-tunes: `ft:gpt-4o:org::id`)
+_QUERY_VALUE = re.compile(r"[A-Za-z0-9._~-]{1,256}")  # a query value: no escapes, no separators
+_METHOD = re.compile(r"[A-Z]{1,16}")
+MAX_TARGET = 2048  # a longer request target is refused unread
+
+
 @dataclass(frozen=True)
-class Route:
-    protocol: str | None  # None: not a model call (model lists, token counting, anything else)
-    kind: str  # "generate", "count_tokens", "models", "other"
+class Rule:
+    """One allowed model call: ``method`` + a path ``template`` of one provider ``family``."""
+
+    method: str
+    family: str  # anthropic | openai | gemini: which upstream it goes to
+    template: str  # its path; `{model}` is one path segment (`{model}:action` for Gemini)
+    protocol: str | None  # the wire protocol of a model call; None for a model list
+    kind: str  # "generate", "count_tokens", "models"
+    query: frozenset[str] = frozenset()  # the query keys it may carry
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.template, _SEGMENT if self.family == "gemini" else _MODEL_ID)
 
 
-def route(method: str, path: str) -> Route:
-    """Classify a request by its path (query string removed)."""
-    p = path.split("?", 1)[0].rstrip("/")
-    if method == "POST":
-        if p.endswith("/messages/count_tokens"):
-            return Route(ANTHROPIC, "count_tokens")
-        if p.endswith("/messages"):
-            return Route(ANTHROPIC, "generate")
-        if p.endswith("/chat/completions"):
-            return Route(OPENAI_CHAT, "generate")
-        if p.endswith("/responses"):
-            return Route(OPENAI_RESPONSES, "generate")
-        if ":streamGenerateContent" in p or ":generateContent" in p:
-            return Route(GEMINI, "generate")
-        if ":countTokens" in p:
-            return Route(GEMINI, "count_tokens")
-    if method == "GET" and (p.endswith("/models") or "/models/" in p):
-        return Route(None, "models")
-    return Route(None, "other")
+@functools.lru_cache(maxsize=None)
+def _compiled(template: str, model: str) -> re.Pattern[str]:
+    return re.compile(re.escape(template).replace(re.escape("{model}"), f"(?P<model>{model})"))
+
+
+_GEMINI_Q = frozenset({"alt", "key"})
+ALLOWED: tuple[Rule, ...] = (
+    # Anthropic Messages: Claude Code (`?beta=true`), mini-swe-agent on Anthropic, the summary handoff.
+    Rule("POST", "anthropic", "/v1/messages", ANTHROPIC, "generate", frozenset({"beta"})),
+    Rule("POST", "anthropic", "/v1/messages/count_tokens", ANTHROPIC, "count_tokens", frozenset({"beta"})),
+    Rule("GET", "anthropic", "/v1/models", None, "models", frozenset({"beta", "limit", "after_id", "before_id"})),
+    Rule("GET", "anthropic", "/v1/models/{model}", None, "models", frozenset({"beta"})),
+    # OpenAI: Chat Completions (Aider, mini-swe-agent, `command`), Responses (Codex, opencode, handoff).
+    Rule("POST", "openai", "/v1/chat/completions", OPENAI_CHAT, "generate"),
+    Rule("POST", "openai", "/v1/responses", OPENAI_RESPONSES, "generate"),
+    Rule("GET", "openai", "/v1/models", None, "models"),
+    Rule("GET", "openai", "/v1/models/{model}", None, "models"),
+    # Gemini: Gemini CLI (`:streamGenerateContent?alt=sse`), the summary handoff.
+    Rule("POST", "gemini", "/v1beta/models/{model}:generateContent", GEMINI, "generate", _GEMINI_Q),
+    Rule("POST", "gemini", "/v1beta/models/{model}:streamGenerateContent", GEMINI, "generate", _GEMINI_Q),
+    Rule("POST", "gemini", "/v1beta/models/{model}:countTokens", GEMINI, "count_tokens", _GEMINI_Q),
+    Rule("GET", "gemini", "/v1beta/models", None, "models", frozenset({"key", "alt", "pageSize", "pageToken"})),
+    Rule("GET", "gemini", "/v1beta/models/{model}", None, "models", _GEMINI_Q),
+)
+FAMILIES = ("anthropic", "openai", "gemini")
+
+
+@dataclass(frozen=True)
+class Call:
+    """An allowed request, as the proxy relays it: its canonical path and query, rebuilt from the match."""
+
+    method: str
+    path: str  # canonical: the rule's template with the matched model name
+    query: tuple[tuple[str, str], ...]  # (key, value) in the client's order, each key once
+    protocol: str | None
+    kind: str
+    families: tuple[str, ...]  # the providers it may go to (two for `GET /v1/models`)
+    model: str | None = None  # the model named in the path, if any
+
+    def target(self, query: tuple[tuple[str, str], ...] | None = None) -> str:
+        """Path and query string (``query`` replaces the client's: e.g. the real key for a stand-in)."""
+        q = self.query if query is None else query
+        return self.path + ("?" + "&".join(f"{k}={v}" for k, v in q) if q else "")
+
+
+def match(method: str, target: str, families: tuple[str, ...] = FAMILIES) -> Call | None:
+    """The allowed call ``method target`` is (``target``: the raw request target, path and query
+    string, byte for byte as the client sent it), or None: refuse it. Only ``families``' calls."""
+    if not _METHOD.fullmatch(method) or len(target) > MAX_TARGET or not target.startswith("/"):
+        return None
+    path, sep, qs = target.partition("?")
+    if sep and not qs:
+        return None  # a bare `?`
+    found = [(rule, m) for rule in ALLOWED if rule.method == method and rule.family in families
+             and (m := rule.pattern.fullmatch(path))]
+    if not found:
+        return None
+    rule, m = found[0]
+    allowed_keys = frozenset().union(*(r.query for r, _ in found))
+    query: list[tuple[str, str]] = []
+    for pair in qs.split("&") if qs else ():
+        key, eq, value = pair.partition("=")
+        if not eq or key not in allowed_keys or key in (k for k, _ in query) or not _QUERY_VALUE.fullmatch(value):
+            return None
+        query.append((key, value))
+    model = m.groupdict().get("model")
+    path_out = rule.template.replace("{model}", model) if model else rule.template
+    return Call(method, path_out, tuple(query), rule.protocol, rule.kind,
+                tuple(r.family for r, _ in found), model)
+
+
+def shown(text: str, limit: int = 200) -> str:
+    """A client's bytes, safe to write in a ledger or a message: truncated, non-printables escaped."""
+    out = "".join(c if " " < c < "\x7f" and c != "\\" else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                  for c in text[:limit])
+    return out + ("..." if len(text) > limit else "")
 
 
 def wants_stream(protocol: str, path: str, body: dict[str, Any]) -> bool:
@@ -417,10 +502,11 @@ def parse_usage(protocol: str, body: bytes, content_type: str) -> TokenUsage | N
 def error_body(protocol: str | None, status: int, message: str) -> dict[str, Any]:
     """An error in the shape each client library expects, so harnesses report it cleanly."""
     if protocol == ANTHROPIC:
-        kind = {400: "invalid_request_error", 403: "permission_error", 429: "rate_limit_error",
-                529: "overloaded_error"}.get(status, "api_error")
+        kind = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                413: "request_too_large", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
     if protocol == GEMINI:
-        state = {403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE"}.get(status, "INTERNAL")
+        state = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 429: "RESOURCE_EXHAUSTED",
+                 503: "UNAVAILABLE"}.get(status, "INTERNAL")
         return {"error": {"code": status, "message": message, "status": state}}
     return {"error": {"message": message, "type": "specsnap_proxy", "code": str(status)}}

@@ -4,8 +4,8 @@ agent's sessions use), for a summary of the previous session's transcript, with 
 versioned prompt of ``conf/continuation/``. Its ledger is the trial's handoff cost.
 
 The request is the provider's plainest: one user message, no tools, not streamed (Anthropic
-Messages, OpenAI Responses, Gemini generateContent). The key, in forward mode, goes in the
-request's header only, never into a file.
+Messages, OpenAI Responses, Gemini generateContent). The request carries a stand-in token; in
+forward mode the proxy puts the real key in its place on the way upstream (never into a file).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sdcs_bench.agents.credentials import api_key, proxy_mode
+from sdcs_bench.agents.credentials import api_key, new_session_token, proxy_mode
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy
@@ -63,8 +63,13 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
     provider, model = str(agent_cfg.get("provider")), str(agent_cfg.get("model") or "")
     mode = proxy_mode(agent_cfg)
     ledger = Path(stage_dir) / "ledger.jsonl"
+    secret = api_key(agent_cfg)  # (replay: a dummy; forward: from the environment, never written)
+    token = new_session_token()  # what the request carries; the proxy puts the real key in its place
+    path, headers, body = _request(provider, model, system, transcript, token)
     # (under the run's budget, docs/cost.md: the call is refused once it is reached, and charged)
-    guard = {"refusal": budget.refusal, "only_model_calls": True} if budget is not None and budget.active else {}
+    guard: dict[str, Any] = {"provider": provider, "session_token": token}
+    if budget is not None and budget.active:
+        guard["refusal"] = budget.refusal
     if mode == "replay":
         data = agent_cfg.get("replay_script_data")
         script = (ReplayScript.from_data(data, Path(str(agent_cfg.get("replay_script"))))
@@ -76,9 +81,7 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
                            **guard)
     else:
         upstreams = {provider: str(agent_cfg["endpoint"])} if agent_cfg.get("endpoint") else None
-        proxy = ModelProxy(mode="forward", upstreams=upstreams, ledger=ledger, **guard)
-    secret = api_key(agent_cfg)  # (replay: a dummy; forward: from the environment, never written)
-    path, headers, body = _request(provider, model, system, transcript, secret)
+        proxy = ModelProxy(mode="forward", upstreams=upstreams, ledger=ledger, credential=secret, **guard)
     with proxy:
         try:
             resp = httpx.post(proxy.url + path, json=body, headers={**headers, "content-type": "application/json"},
