@@ -14,7 +14,7 @@ import errno
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
@@ -192,3 +192,181 @@ def walk(root: Path, skip_dirs: frozenset[str] | set[str] = frozenset(), top_ski
                 stack.append(f"{here}/{name}" if here else name)
             else:
                 yield path, st
+
+
+# -- bounded walks by directory descriptors ----------------------------------------------------------
+
+class TreeEntry:
+    """One entry of a bounded walk: its path relative to the root, its name, the descriptor of the
+    directory holding it (valid until the walk moves on), its ``lstat`` and its depth (1: in the root)."""
+
+    __slots__ = ("rel", "name", "dir_fd", "st", "depth")
+
+    def __init__(self, rel: str, name: str, dir_fd: int, st: os.stat_result, depth: int) -> None:
+        self.rel, self.name, self.dir_fd, self.st, self.depth = rel, name, dir_fd, st, depth
+
+
+class BoundedWalk:
+    """Every entry under ``root`` (directories before what they hold, names sorted), reached from
+    the root's descriptor one directory descriptor at a time with ``O_NOFOLLOW``: no path is ever
+    longer than one name, so a tree deeper than ``PATH_MAX`` is walked, and no link is followed.
+    At most ``max_entries`` entries are yielded, and nothing deeper than ``max_depth`` directories
+    (their contents are left out); ``skip_dirs`` (at any depth) and ``top_skip`` (in the root only)
+    name directories left out silently. What the caps left out is in ``left_out`` (``(path, why)``)
+    and which caps were reached in ``limits``. At most ``max_depth + 1`` descriptors are open."""
+
+    def __init__(self, root: Path, *, max_depth: int, max_entries: int,
+                 skip_dirs: frozenset[str] | set[str] = frozenset(), top_skip: frozenset[str] | set[str] = frozenset()) -> None:
+        self.root, self.max_depth, self.max_entries = Path(root), max_depth, max_entries
+        self.skip_dirs, self.top_skip = skip_dirs, top_skip
+        self.left_out: list[tuple[str, str]] = []
+        self.limits: set[str] = set()
+        self.count = 0
+        self._prune = False
+
+    def prune(self) -> None:
+        """Do not descend into the directory just yielded."""
+        self._prune = True
+
+    def __iter__(self) -> Iterator[TreeEntry]:
+        try:
+            root_fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as exc:
+            self.left_out.append((".", exc.strerror or str(exc)))
+            return
+        stack: list[tuple[int, str, list[tuple[str, os.stat_result]], int]] = []
+        try:
+            listed = self._list(root_fd, "")
+            if listed is None:
+                return
+            stack.append((root_fd, "", listed, 1))
+            root_fd = -1
+            while stack:
+                fd, rel, names, depth = stack[-1]
+                if not names:
+                    os.close(fd)
+                    stack.pop()
+                    continue
+                name, st = names.pop()
+                path = f"{rel}/{name}" if rel else name
+                is_dir = stat.S_ISDIR(st.st_mode)
+                if is_dir and (name in self.skip_dirs or (depth == 1 and name in self.top_skip)):
+                    continue
+                if self.count >= self.max_entries:
+                    self.limits.add("entries")
+                    self.left_out.append((path, f"the snapshot holds at most {self.max_entries} entries; "
+                                                "this and what follows are left out"))
+                    return
+                self.count += 1
+                self._prune = False
+                yield TreeEntry(path, name, fd, st, depth)
+                if not is_dir or self._prune:
+                    continue
+                if depth >= self.max_depth:
+                    self.limits.add("depth")
+                    self.left_out.append((path + "/", f"deeper than {self.max_depth} directories"))
+                    continue
+                try:
+                    child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+                except OSError as exc:
+                    self.left_out.append((path + "/", exc.strerror or str(exc)))
+                    continue
+                got = os.fstat(child)
+                if (got.st_dev, got.st_ino) != (st.st_dev, st.st_ino):  # swapped since it was listed
+                    os.close(child)
+                    self.left_out.append((path + "/", "changed while it was read"))
+                    continue
+                listed = self._list(child, path)
+                if listed is None:
+                    os.close(child)
+                    continue
+                stack.append((child, path, listed, depth + 1))
+        finally:
+            if root_fd >= 0:
+                os.close(root_fd)
+            for fd, *_ in stack:
+                os.close(fd)
+
+    def _list(self, fd: int, rel: str) -> list[tuple[str, os.stat_result]] | None:
+        """The entries of one directory, sorted in reverse (popped from the end), at most as many
+        as the walk may still yield (and one more, to tell that there were more)."""
+        room = self.max_entries - self.count + 1
+        out = []
+        try:
+            with os.scandir(fd) as it:
+                for entry in it:
+                    try:
+                        out.append((entry.name, entry.stat(follow_symlinks=False)))
+                    except OSError:
+                        continue
+                    if len(out) >= room:
+                        break
+        except OSError as exc:
+            self.left_out.append(((rel or ".") + "/", exc.strerror or str(exc)))
+            return None
+        out.sort(key=lambda e: e[0], reverse=True)
+        return out
+
+
+def open_entry(entry: TreeEntry) -> int | None:
+    """A read descriptor of the regular file ``entry`` names, opened without following a link and
+    without blocking (a FIFO put in its place is not waited on); None when it is not the regular
+    file the walk saw there."""
+    try:
+        fd = os.open(entry.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=entry.dir_fd)
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (entry.st.st_dev, entry.st.st_ino):
+        os.close(fd)
+        return None
+    return fd
+
+
+_HOLE = 1 << 16
+
+
+def replace_at(dir_fd: int, name: str, chunks: Iterator[bytes] | list[bytes], mode: int) -> None:
+    """Write ``name`` in the directory ``dir_fd`` atomically: a new file beside it, renamed over
+    whatever is there (a link is replaced, never written through); blocks of zeros are left holes."""
+    tmp = f".{name[:200]}.{os.getpid()}.specsnap-tmp"
+    remove_entry(dir_fd, tmp)
+    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        try:
+            pos = 0
+            for chunk in chunks:
+                for i in range(0, len(chunk), _HOLE):
+                    block = chunk[i:i + _HOLE]
+                    if block.count(0) == len(block):  # all zeros: left a hole (a sparse file stays sparse)
+                        continue
+                    view, at = memoryview(block), pos + i
+                    while view:
+                        n = os.pwrite(out, view, at)
+                        view, at = view[n:], at + n
+                pos += len(chunk)
+            os.ftruncate(out, pos)
+            os.fchmod(out, mode & 0o777)
+        finally:
+            os.close(out)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+
+
+def read_fd(fd: int, offset: int = 0) -> Callable[[int], bytes]:
+    """A ``read(n)`` over the descriptor ``fd`` from ``offset`` (by ``pread``: the descriptor's own
+    position is left alone)."""
+    pos = offset
+
+    def read(n: int) -> bytes:
+        nonlocal pos
+        data = os.pread(fd, n, pos)
+        pos += len(data)
+        return data
+
+    return read

@@ -10,16 +10,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sdcs_bench.core import safefs
-from sdcs_bench.core.archive import safe_extract
+from sdcs_bench.core.archive import Caps, restore_tree, write_tree
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.core.fsutil import atomic_path, atomic_write, remove_stale_temporaries
+from sdcs_bench.core.fsutil import atomic_write, remove_stale_temporaries
 from sdcs_bench.core.tokens import TokenUsage, count_tokens
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import (CARRY, CLEAVE_DIFF, CONTEXT, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE,
@@ -42,23 +41,37 @@ def load_trial(path: Path) -> TrialSpec:
 
 
 @timed("snapshot write")
-def write_snapshot(workdir: Path, stage_dir: Path) -> Path:
-    target = stage_dir / SNAPSHOT
-    with atomic_path(target) as tmp, tarfile.open(tmp, "w:gz") as tar:
-        for path in sorted(workdir.rglob("*")):
-            if "__pycache__" in path.parts:
-                continue
-            tar.add(path, arcname=path.relative_to(workdir).as_posix(), recursive=False)
-    return target
+def write_snapshot(workdir: Path, stage_dir: Path, *, secrets: list[str] | None = None,
+                   caps: Caps | None = None) -> dict[str, Any]:
+    """Write the stage's snapshot of ``workdir``, within ``caps`` (core/archive.py: depth, entries,
+    bytes per file by apparent size, bytes in all), and return its record (``write_tree``): what was
+    left out and why, ``limit: "disk"`` when a cap was reached (the snapshot is written with what
+    fits), and ``credential_leak``: where a key was found (masked in a plain file, in the archive and
+    the tree; a file holding one in git's objects or compressed data left out). ``secrets``: the keys
+    to look for (default: every API key in this process's environment; none, no cost)."""
+    from sdcs_bench.agents.credentials import secret_values
+
+    return write_tree(workdir, stage_dir / SNAPSHOT, caps=caps, secrets=secret_values() if secrets is None else secrets)
 
 
 @timed("snapshot restore")
-def restore_snapshot(stage_dir: Path, workdir: Path) -> None:
+def restore_snapshot(stage_dir: Path, workdir: Path, *, caps: Caps | None = None) -> dict[str, Any]:
+    """Restore a stage's snapshot into a fresh ``workdir`` (``restore_tree``: within the same caps, by
+    directory descriptors, nothing made dense); the record of what was left out."""
     if workdir.exists():
         shutil.rmtree(workdir)
     workdir.mkdir(parents=True)
-    with tarfile.open(stage_dir / SNAPSHOT) as tar:
-        safe_extract(tar, workdir, "tar")
+    return restore_tree(stage_dir / SNAPSHOT, workdir, caps=caps)
+
+
+def snapshot_caps(trial: TrialSpec) -> Caps:
+    """What one snapshot of the trial's sandbox may hold: the sandbox's own limits (``sandbox.limits``:
+    ``disk`` in all, ``file_size`` a file, ``files`` entries), so a tree the session was allowed to
+    make is archived whole, and restored whole."""
+    from sdcs_bench.sandbox.limits import Limits
+
+    limits = Limits.from_config(trial.sandbox_options.get("limits"))
+    return Caps(total_bytes=limits.disk, file_bytes=limits.file_size, entries=limits.files)
 
 
 def _clear_live(trial: TrialSpec) -> None:
@@ -112,7 +125,7 @@ def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     if workdir.exists():
         shutil.rmtree(workdir)
     meta = scaffold(trial.workload, trial.arm, workdir, trial.variant, withhold=trial.withhold_before_s1)
-    write_snapshot(workdir, stage_dir)
+    write_snapshot(workdir, stage_dir, caps=snapshot_caps(trial))
     _clear_live(trial)
     atomic_write(stage_dir / MANIFEST, json.dumps(meta["manifest"], indent=2))
     extra = {"withheld": meta["withheld"]} if meta.get("withheld") else {}
@@ -153,8 +166,10 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     before its first model call; the provider was overloaded) is retried from the same snapshot
     with exponential backoff; whatever the agent itself did is data and is never retried. Each
     failed attempt's records are kept under ``attempts/N/``."""
-    from sdcs_bench.coherence.session import WorkloadFacts, analyse_session, workspace_state
+    from sdcs_bench.agents.credentials import secret_values
+    from sdcs_bench.coherence.session import ABSTENTION, EVENTS, RESIDENCY, WorkloadFacts, analyse_session, workspace_state
     from sdcs_bench.sandbox import make_backend
+    from sdcs_bench.session.redact import redact_outputs
     from sdcs_bench.session.runner import run_session
     
     if not 1 <= index <= len(trial.schedule):
@@ -172,7 +187,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     carry_in = Path(prev_stage) / CARRY if handed is not None and trial.continuation.carries_state else None
     continuation = _continuation(trial, index, handed)
     for attempt in range(retries + 1):
-        restore_snapshot(prev_stage, trial.sandbox_dir)
+        restore_snapshot(prev_stage, trial.sandbox_dir, caps=snapshot_caps(trial))
         before = workspace_state(trial.sandbox_dir)
         record = run_session(
             trial_id=trial.trial_id,
@@ -221,7 +236,14 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
                 "started": record["started_at"]} if "written" in record else None)
     if "resume" in coherence:
         record["resume"] = coherence.pop("resume")
-    write_snapshot(trial.sandbox_dir, stage_dir)
+    # No key reaches results/: what the stage wrote after the session's redaction pass, and the snapshot
+    secrets = secret_values(trial.agent_for(index))
+    coherence, leaks = redact_outputs(stage_dir, secrets, [CLEAVE_DIFF, EVENTS, RESIDENCY, ABSTENTION], coherence)
+    record["snapshot"] = write_snapshot(trial.sandbox_dir, stage_dir, secrets=secrets, caps=snapshot_caps(trial))
+    if record["snapshot"].get("limit") and not record.get("limit"):  # (a limit the session reached comes first)
+        record["limit"] = {"reason": record["snapshot"]["limit"], "detail": record["snapshot"]["detail"]}
+    record["credential_leak"] = sorted({*record.get("credential_leak", []), *leaks,
+                                        *(f"tree:{p}" for p in record["snapshot"]["credential_leak"])})
     _clear_live(trial)
     handed_files = [Path(prev_stage) / CONTEXT, Path(prev_stage) / CARRY] if handed is not None else []
     return _finish(stage_dir, f"session_{index}", trial, started, [*_predecessor(prev_stage), *handed_files],
@@ -283,13 +305,13 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
                             "between sessions")
     started = time.time()
     _begin(stage_dir)
-    restore_snapshot(prev_stage, trial.sandbox_dir)
+    restore_snapshot(prev_stage, trial.sandbox_dir, caps=snapshot_caps(trial))
     if trial.injection.get("withhold"):
         spec = trial.injection["withhold"]
         record = withhold(trial.workload, trial.sandbox_dir, int(spec["k"]), str(spec["mode"]))
     else:
         record = inject(trial.workload, trial.sandbox_dir, trial.injection["poison"])
-    write_snapshot(trial.sandbox_dir, stage_dir)
+    write_snapshot(trial.sandbox_dir, stage_dir, caps=snapshot_caps(trial))
     _clear_live(trial)
     return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record,
                    coherence={k: _carried(prev_stage, k) for k in ("agent_written", "files_seen")})  # passed on
@@ -493,7 +515,7 @@ def run_score_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path, *, sess
         tokens = tokens + TokenUsage.from_dict(rec["tokens"])
     with tempfile.TemporaryDirectory(prefix="specsnap-final-") as tmp:
         final = Path(tmp) / "sandbox"
-        restore_snapshot(prev_stage, final)
+        restore_snapshot(prev_stage, final, caps=snapshot_caps(trial))
         card = score_sandbox(
             trial.workload, final, tokens=tokens, arm=trial.arm,
             backend=make_backend(trial.backend, trial.score_sandbox_options),

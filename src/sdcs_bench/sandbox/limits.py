@@ -43,7 +43,7 @@ class Limits:
     swap: int = 0  # swap on top of ``memory`` (cgroup v2 memory.swap.max; v1/docker: memory+swap)
     processes: int = 512  # tasks at once (pids.max); a fork past it fails
     cpus: float = 1.0  # CPU time per second (a quota: 2 trials at once on 2 cores leave the host room)
-    disk: int = 2 << 30  # bytes the work tree and HOME may hold together (allocated, not apparent)
+    disk: int = 1 << 30  # bytes the work tree and HOME may hold together (allocated), and a snapshot
     files: int = 200_000  # entries the work tree and HOME may hold together
     file_size: int = 256 << 20  # the largest file a process may write (RLIMIT_FSIZE; a snapshot's per-file cap)
     tmp: int = 512 << 20  # the private /tmp and /dev/shm, each (a tmpfs: counted in ``memory`` too)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.agents import SessionContext, make_harness
-from sdcs_bench.agents.credentials import api_key, proxy_mode, secret_values
+from sdcs_bench.agents.credentials import api_key, new_session_token, proxy_mode, secret_values
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.session.cleave import CleaveController, known_commits, qualifying_state, session_integrity
 from sdcs_bench.sandbox.guard import exempt_patterns
@@ -30,10 +30,11 @@ from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy, ReplayScript
 from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED, Budget
 from sdcs_bench.sandbox.records import remember_session
 from sdcs_bench.session.carry import pack_state, unpack_state
-from sdcs_bench.session.redact import redact_files, redact_record
+from sdcs_bench.session.redact import redact_session
 from sdcs_bench.session.resources import Monitor, Stopper, pump
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
+from sdcs_bench.sandbox.limits import Limits
 from sdcs_bench.trial.workload import SessionSpec, Workload
 from sdcs_bench.core.timing import span, timed
 
@@ -72,6 +73,9 @@ def run_session(
     stage_dir.mkdir(parents=True, exist_ok=True)
     harness = make_harness(agent_cfg)
     key = api_key(agent_cfg) if harness.needs_model else None  # a missing key fails here, before anything ran
+    # The harness never holds the key: a stand-in token of this session's, which its proxy alone
+    # accepts and swaps for the key upstream (docs/agents.md#the-model-proxy).
+    token = new_session_token() if harness.needs_model else None
     script = _replay_script(agent_cfg) if harness.needs_model and proxy_mode(agent_cfg) == "replay" else None
     # A fresh private HOME beside the sandbox, at a fixed path: a rerun after a kill replaces the
     # one the killed session left (and kills any process of that session still running).
@@ -85,9 +89,10 @@ def run_session(
         placed = unpack_state(carry_in, home) if carry_in is not None else None
         if continuation is not None:
             continuation = {**continuation, "carried_in": placed}
-        ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=key,
+        ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=token,
                              continuation=continuation, seed=seed)
-        record = _run(ctx, harness, backend, timeout_s, script, keep_meter, budget)
+        record = _run(ctx, harness, backend, timeout_s, script, keep_meter, budget,
+                      credential=key if harness.needs_model and proxy_mode(agent_cfg) == "forward" else None)
         if continuation is not None:
             record["continuation"] = dict(continuation)
             if continuation.get("mode") == "compact" and continuation.get("resume"):
@@ -99,11 +104,9 @@ def run_session(
         shutil.rmtree(home, ignore_errors=True)
     record["leftover_processes_killed"] = leftovers
     secrets = secret_values(agent_cfg)
-    record = redact_record(record, secrets)  # e.g. a key the agent wrote into a file is in the cleave diff
-    record["redacted_files"] = [
-        Path(p).relative_to(workdir).as_posix() if Path(p).is_relative_to(workdir) else Path(p).name
-        for p in redact_files([stage_dir, workdir], secrets)
-    ]
+    # The record (e.g. a key the agent wrote into a file is in the cleave diff), the stage's files, the
+    # tree outside .git and the carried state, in every encoding the scanner knows: ``credential_leak``
+    record = redact_session(stage_dir, workdir, secrets, record, carry=carry_out)
     remember_session(workdir, record)
     return record
 
@@ -120,7 +123,9 @@ def _replay_script(agent_cfg: dict[str, Any]) -> ReplayScript:
 
 
 def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: ReplayScript | None,
-           budget: Budget | None = None) -> ModelProxy:
+           budget: Budget | None, credential: str | None, limits: Limits) -> ModelProxy:
+    """The session's proxy: only its provider's model calls, only with its stand-in token (the
+    harness's ``api_key``), the real key put in upstream (forward mode), bounded by ``limits``."""
     cfg = harness.cfg
     # SPECSNAP_PROXY_DUMP=DIR keeps every request body (never headers) for writing a new adapter.
     dump = Path(os.environ["SPECSNAP_PROXY_DUMP"]) / f"session_{ctx.index}" if os.environ.get("SPECSNAP_PROXY_DUMP") else None
@@ -129,13 +134,14 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
     refusal = (lambda: controller.refusal() or budget.refusal()) if budgeted else controller.refusal
     common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": refusal, "dump_dir": dump,
               "on_answered": lambda tokens, seq, at: controller.count_call(tokens, seq=seq, at=at),
-              "only_model_calls": budgeted}
+              "provider": str(cfg["provider"]), "session_token": ctx.api_key,
+              "max_body_bytes": limits.request_body, "max_requests_per_minute": limits.requests_per_minute}
     if script is not None:
         proxy = ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
                            script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
     else:
         upstreams = {str(cfg["provider"]): str(cfg["endpoint"])} if cfg.get("endpoint") else None
-        proxy = ModelProxy(mode="forward", upstreams=upstreams, **common)
+        proxy = ModelProxy(mode="forward", upstreams=upstreams, credential=credential, **common)
     if budgeted:  # every answered call's cost goes to the run's spend ledger
         counted = proxy.on_answered
 
@@ -148,7 +154,7 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
 
 
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None,
-         keep_meter: bool = False, budget: Budget | None = None) -> dict[str, Any]:
+         keep_meter: bool = False, budget: Budget | None = None, credential: str | None = None) -> dict[str, Any]:
     # (what a resume carried into the HOME is checked as the sandbox is: no hidden test, no canary)
     leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend,
                       carried=(ctx.continuation or {}).get("carried_in") or ())
@@ -168,7 +174,8 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
                                   meter_files=harness.meters_itself and (ctx.session.cleave.metered or keep_meter
                                                                          or continuation),
                                   record_writes=start_contents, max_watches=backend.limits.watches)
-    proxy = _proxy(ctx, harness, controller, script, budget).start() if harness.needs_model else None
+    proxy = (_proxy(ctx, harness, controller, script, budget, credential, backend.limits).start()
+             if harness.needs_model else None)
     if proxy is not None:
         ctx = replace(ctx, endpoint=proxy.url)
     try:
