@@ -250,3 +250,29 @@ def test_a_mistyped_limit_is_one_line_with_the_choices(tmp_path):
     assert "unknown limit sandbox.limits.memroy" in result.stderr and "memory" in result.stderr
     bad = specsnap("plan", "--results", str(tmp_path), "--override", "sandbox.limits.memory=lots")
     assert bad.returncode == 2 and "is not a size" in bad.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give the sandbox a host uid of its own")
+def test_run_as_root_the_agent_is_not_root_on_the_host(tmp_path):
+    """A file only root may read, planted in a tree the sandbox must see (/opt), is unreadable inside:
+    the agent's uid 1000 maps to a host uid of its own, with no capability; it cannot make a user
+    namespace of its own either. After the session the tree is SpecSnap's again (git works in it)."""
+    canary = Path("/opt") / f".specsnap-canary-{uuid.uuid4().hex[:8]}"
+    canary.write_text("root's secret")
+    canary.chmod(0o600)
+    try:
+        record = run_box(tmp_path, f"cat {canary}; echo read=$?; cat /proc/self/uid_map; unshare -U true; "
+                                   "echo userns=$?; grep CapEff /proc/self/status; echo mine > mine.txt; echo w=$?",
+                         _backend("bwrap"))
+    finally:
+        canary.unlink()
+    out = _out(tmp_path)
+    assert "root's secret" not in out and "read=1" in out, out
+    rows = [line.split() for line in out.split("read=1")[1].split("userns")[0].strip().splitlines()]
+    agent = [r for r in rows if r[0] == "1000"]  # (0 maps to 0 for bubblewrap's set-up; nothing inside is 0)
+    assert agent and int(agent[0][1]) not in (0, os.getuid()), out
+    assert "userns=1" in out and "CapEff:\t0000000000000000" in out and "w=0" in out, out
+    assert record["status"] == "ok"
+    sandbox = tmp_path / "sandbox"
+    assert (sandbox / "mine.txt").stat().st_uid == os.geteuid()  # handed back when the session ended
+    assert all(p.lstat().st_uid == os.geteuid() for p in sandbox.rglob("*"))

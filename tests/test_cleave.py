@@ -62,7 +62,9 @@ def test_guard_refuses_everything_once_cleaved_and_nothing_when_off(make_sandbox
 def _spawn_writer(backend, repo: Path, tmp_path: Path, script: str):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return backend.spawn([sys.executable, "-c", script], workdir=repo, home=home, env=base_env(home))
+    proc = backend.spawn([sys.executable, "-c", script], workdir=repo, home=home, env=base_env(home))
+    proc.reap = lambda: backend.reap(repo)  # (the end of a session, as the runner ends every one)
+    return proc
 
 
 def _wait(proc, timeout=20):
@@ -71,6 +73,8 @@ def _wait(proc, timeout=20):
     except subprocess.TimeoutExpired:
         proc.kill()
         pytest.fail("the watcher did not stop the agent")
+    finally:
+        getattr(proc, "reap", lambda: None)()
 
 
 SLOW_WRITER = """

@@ -59,9 +59,10 @@ class Backend(ABC):
         self.limits = limits or Limits()
         self._relays: dict[str, list] = {}
 
-    def confinement(self, workdir: Path) -> list[str]:
+    def confinement(self, workdir: Path, extra: list[str] = ()) -> list[str]:
         """The command line that puts what follows under this sandbox's limits (its cgroups, made
-        now with the limits written into them, and its resource limits): :mod:`.confine`."""
+        now with the limits written into them, and its resource limits): :mod:`.confine`, with
+        ``extra`` options of its own."""
         from sdcs_bench.sandbox import cgroup
 
         group = cgroup.create(sandbox_marker(workdir), self.limits)
@@ -69,7 +70,7 @@ class Backend(ABC):
         for where in group.dirs:
             args += ["--cgroup", str(where)]
         args += ["--rlimit", f"fsize={self.limits.file_size}", "--rlimit", f"nofile={self.limits.open_files}",
-                 "--rlimit", "core=0"]
+                 "--rlimit", "core=0", *extra]
         return [*args, "--"]
 
     def enforced(self, workdir: Path) -> list[str]:

@@ -12,7 +12,9 @@ root that lies inside an allowed tree (a project under ``/opt``) is covered by a
 a user namespace of its own, ``--cap-drop ALL`` empties every capability set, the bounding set
 included, bubblewrap sets no-new-privileges, and no further user namespace can be made inside; so
 a process inside, whoever runs SpecSnap (root included), cannot mount, remount, or gain a
-capability back from a set-uid program. Inside, the command runs as uid 1000 (``agent``), never 0.
+capability back from a set-uid program. Inside, the command runs as uid 1000 (``agent``), never 0;
+run as root, SpecSnap also makes it a uid of its own on the host (:func:`host_uid`), so files readable
+by root alone are unreadable inside wherever they are (docs/sandboxes.md).
 
 The network namespace is always the sandbox's own (``--unshare-net``): a loopback of its own and
 nothing else, so no host port, no other trial's proxy and no abstract unix socket of the host is
@@ -47,6 +49,49 @@ SYSTEM_ROOTS = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 ISOLATION = ["--die-with-parent", "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc",
              "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--cap-drop", "ALL"]
 AGENT_UID = 1000  # who the command is inside (never 0)
+# Run as root, the sandbox's uid 1000 is a uid of its own on the host (not root): one per sandbox,
+# from this range, which no account of a host is expected to use.
+HOST_UID_BASE, HOST_UID_SPAN = 1_600_000_000, 1_000_000
+
+
+# With a mapped user, bubblewrap starts the command as the namespace's root and this drops it to the
+# sandbox's user: uid and gid 1000, no supplementary group, no capability (the bounding set
+# emptied), no new privileges; whatever the command starts inherits all of it.
+DROP = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "--inh-caps=-all", "--ambient-caps=-all",
+        "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+def host_uid(workdir: Path) -> int | None:
+    """The host uid a sandbox's processes run as when SpecSnap runs as root (None otherwise: they are
+    the invoking user, which the kernel lets no one else change)."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        return None
+    return HOST_UID_BASE + int(sandbox_marker(workdir)[:12], 16) % HOST_UID_SPAN
+
+
+def hand_over(root: Path, uid: int, limit: int) -> int:
+    """Make ``root`` and everything under it (at most ``limit`` entries; links themselves, never
+    followed; any depth, by directory descriptors) owned by ``uid``: the sandbox's user must be able
+    to write its work tree and HOME, and SpecSnap gets them back after. Returns the entries changed.
+    (A tree past ``limit`` entries has hit the session's ``files`` limit: the rest keeps its owner.)"""
+    done = seen = 0
+    try:
+        os.chown(root, uid, uid, follow_symlinks=False)
+    except OSError:
+        return 0
+    for _top, dirs, files, fd in os.fwalk(root, follow_symlinks=False):
+        for name in dirs + files:
+            seen += 1
+            if seen > limit:
+                return done
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                if st.st_uid != uid or st.st_gid != uid:
+                    os.chown(name, uid, uid, dir_fd=fd, follow_symlinks=False)
+                    done += 1
+            except OSError:
+                continue
+    return done
 # The /etc a sandbox sees: public files programs need (the dynamic linker's cache, alternatives'
 # links, time zone, certificates' public half, MIME and protocol tables), each bound only if no
 # part of it is private (readable by its owner or group alone). Never: shadow, gshadow, sudoers,
@@ -119,9 +164,14 @@ def etc_binds() -> tuple[str, ...]:
         "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
         "hostname": "specsnap\n",
     }
-    args = ["--dir", "/etc"]
+    args = ["--perms", "0755", "--dir", "/etc"]
+    made = {Path("/etc")}
     for name in ETC_PUBLIC:
         path = Path("/etc") / name
+        for parent in reversed(path.parents):  # (open to the sandbox's user, whatever bubblewrap would copy)
+            if parent not in made and parent != Path("/") and Path("/etc") in parent.parents:
+                args += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
         if os.path.lexists(path) and _public(path):
             args += (["--symlink", os.readlink(path), str(path)] if path.is_symlink() else
                      ["--ro-bind", str(path), str(path)])
@@ -144,6 +194,10 @@ class BwrapBackend(Backend):
     isolated = True
     enforces_read_only = True
 
+    def __init__(self, limits=None) -> None:
+        super().__init__(limits)
+        self._handed: dict[str, set[str]] = {}  # per sandbox: the trees its user owns right now
+
     @classmethod
     @cache
     def available(cls) -> bool:
@@ -159,9 +213,17 @@ class BwrapBackend(Backend):
         workdir, home = workdir.resolve(), home.resolve()
         system, bound = system_binds()
         tmp = str(self.limits.tmp)
-        cmd = [*self.confinement(workdir), shutil.which("bwrap") or "bwrap", *ISOLATION, "--uid", str(AGENT_UID),
-               "--gid", str(AGENT_UID), *system, *etc_binds(), "--dev", "/dev", "--size", tmp, "--tmpfs", "/dev/shm",
-               "--proc", "/proc", "--size", tmp, "--tmpfs", "/tmp"]
+        uid = host_uid(workdir)
+        if uid is None:
+            head = [*self.confinement(workdir), shutil.which("bwrap") or "bwrap", *ISOLATION]
+        else:  # (confine.py maps the user while bubblewrap waits, and forbids nested user namespaces)
+            head = [*self.confinement(workdir, ["--map-uid", str(uid)]), shutil.which("bwrap") or "bwrap",
+                    *(a for a in ISOLATION if a not in ("--disable-userns", "--cap-drop", "ALL")),
+                    "--info-fd", "{info-fd}", "--userns-block-fd", "{block-fd}"]
+            argv = [*DROP, *argv]
+        who = ["--uid", str(AGENT_UID), "--gid", str(AGENT_UID)] if uid is None else []  # (else: DROP)
+        cmd = [*head, *who, *system, *etc_binds(), "--dev", "/dev", "--perms", "1777", "--size", tmp,
+               "--tmpfs", "/dev/shm", "--proc", "/proc", "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp"]
         # A hidden root inside an allowed tree is covered by an empty tmpfs.
         masked = [Path("/tmp").resolve()]
         for root in (h.resolve() for h in hidden_roots() if h.exists()):
@@ -170,21 +232,32 @@ class BwrapBackend(Backend):
                 cmd += ["--tmpfs", str(root)]
         # What must run (our interpreter, the policy script, a harness's install), read-only at its
         # host path, unless the system's part already shows it.
+        binds: list[tuple[str, str, str]] = []
         for path in [*runtime_roots(), *(p.resolve() for p in ro_binds)]:
             if not path.exists():
                 continue
             shown = any(_within(path, b) for b in bound) and not any(_within(path, m) for m in masked)
             if not shown:
-                cmd += ["--ro-bind", str(path), str(path)]
-        cmd += ["--bind", str(workdir), str(workdir), "--bind", str(home), str(home)]
+                binds.append(("--ro-bind", str(path), str(path)))
+        binds += [("--bind", str(workdir), str(workdir)), ("--bind", str(home), str(home))]
         for path in (p.resolve() for p in read_only):  # bound after the workdir, so they stay read-only
-            cmd += ["--ro-bind", str(path), str(path)]
+            binds.append(("--ro-bind", str(path), str(path)))
         # The model proxy's port, and nothing else of the host's network: through a unix socket.
         inside = []
         if network:
             for port in ports:
-                cmd += ["--bind", str(relay_dir(workdir) / f"port-{port}.sock"), f"/run/specsnap/port-{port}.sock"]
+                binds.append(("--bind", str(relay_dir(workdir) / f"port-{port}.sock"), f"/run/specsnap/port-{port}.sock"))
                 inside += ["--listen", f"{port}=/run/specsnap/port-{port}.sock"]
+        # The directories above each mount point, made first and open to the sandbox's user (left to
+        # bubblewrap, they copy the host's modes: a private temporary directory's 0700 would shut it out).
+        dests = [Path(dest) for _, _, dest in binds]
+        above = {parent for dest in dests for parent in dest.parents
+                 if parent != Path("/") and not any(_within(parent, d) for d in dests)
+                 and not (any(_within(parent, b) for b in bound) and not any(_within(parent, m) for m in masked))}
+        for parent in sorted(above, key=lambda q: len(q.parts)):
+            cmd += ["--perms", "0755", "--dir", str(parent)]
+        for flag, src, dest in binds:
+            cmd += [flag, src, dest]
         # The root itself (a tmpfs holding the mount points bubblewrap made) is read-only too.
         cmd += ["--remount-ro", "/", "--chdir", str(workdir)]
         if inside:
@@ -196,6 +269,12 @@ class BwrapBackend(Backend):
         thread of this process until :meth:`reap`), then the sandbox."""
         if network and ports:
             self._open_relays(Path(workdir).resolve(), ports)
+        uid = host_uid(Path(workdir).resolve())
+        if uid is not None:  # the work tree and HOME are the sandbox user's while it runs (see reap)
+            roots = self._handed.setdefault(str(Path(workdir).resolve()), set())
+            for root in (Path(workdir), Path(kw["home"])):
+                hand_over(root, uid, self.limits.files)
+                roots.add(str(root))
         return super().spawn(argv, workdir=workdir, network=network, ports=ports, **kw)
 
     def _open_relays(self, workdir: Path, ports: tuple[int, ...]) -> None:
@@ -210,5 +289,12 @@ class BwrapBackend(Backend):
         shutil.rmtree(relay_dir(workdir), ignore_errors=True)
 
     def reap(self, workdir: Path) -> list[str]:
+        """Besides what every backend reaps: the relays closed, and the work tree and HOME handed
+        back to whoever runs SpecSnap (git refuses to work in a repository another user owns, and
+        every host-side step after the session is SpecSnap's own, as before it)."""
         self._close_relays(Path(workdir).resolve())
-        return super().reap(workdir)
+        gone = super().reap(workdir)
+        for root in self._handed.pop(str(Path(workdir).resolve()), ()):
+            if Path(root).is_dir():
+                hand_over(Path(root), os.geteuid(), self.limits.files)
+        return gone
