@@ -155,6 +155,21 @@ def read_file(root: Path, rel: str, limit: int = READ_LIMIT) -> bytes | None:
         return None
 
 
+def list_dir(fd: int, most: int | None = None) -> list[tuple[str, os.stat_result]]:
+    """``(name, lstat)`` of the entries of the directory ``fd`` (at most ``most``); an entry gone
+    between the listing and its stat is skipped. Raises ``OSError`` if the directory cannot be listed."""
+    out = []
+    with os.scandir(fd) as it:
+        for entry in it:
+            try:
+                out.append((entry.name, entry.stat(follow_symlinks=False)))
+            except OSError:
+                continue
+            if most is not None and len(out) >= most:
+                break
+    return out
+
+
 def walk(root: Path, skip_dirs: frozenset[str] | set[str] = frozenset(), top_skip: frozenset[str] | set[str] = frozenset(),
          rel: str = "", errors: list[str] | None = None) -> Iterator[tuple[str, os.stat_result]]:
     """``(relative path, lstat)`` of every entry under ``root/rel`` that is not a directory (regular
@@ -172,13 +187,7 @@ def walk(root: Path, skip_dirs: frozenset[str] | set[str] = frozenset(), top_ski
         here = stack.pop()
         try:
             with open_dir(root, here) as fd:
-                entries = []
-                with os.scandir(fd) as it:
-                    for entry in it:
-                        try:
-                            entries.append((entry.name, entry.stat(follow_symlinks=False)))
-                        except OSError:
-                            continue
+                entries = list_dir(fd)
         except OSError as exc:
             if errors is not None and not (here == base and isinstance(exc, FileNotFoundError)):
                 errors.append(f"{here or '.'}: {exc.strerror or exc}")
@@ -291,16 +300,8 @@ class BoundedWalk:
         """The entries of one directory, sorted in reverse (popped from the end), at most as many
         as the walk may still yield (and one more, to tell that there were more)."""
         room = self.max_entries - self.count + 1
-        out = []
         try:
-            with os.scandir(fd) as it:
-                for entry in it:
-                    try:
-                        out.append((entry.name, entry.stat(follow_symlinks=False)))
-                    except OSError:
-                        continue
-                    if len(out) >= room:
-                        break
+            out = list_dir(fd, room)
         except OSError as exc:
             self.left_out.append(((rel or ".") + "/", exc.strerror or str(exc)))
             return None
