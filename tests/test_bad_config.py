@@ -116,7 +116,7 @@ def test_the_missing_key_message_suggests_a_choice_that_works(tmp_path):
                                           "grid axes: agent, arm, continuation, seed, successor, variant, workload; settings: agent_defaults, "
                                           "budget, sandbox, scoring, session, statistics (dotted, e.g. sandbox.backend=local)"),
     (['overrides=["sandbox.backnd=local"]'], "specsnap: error: override 'sandbox.backnd=local': sandbox has no "
-                                             "setting 'backnd'; valid choices: backend, docker"),
+                                             "setting 'backnd'; valid choices: allow_unconfined, backend, docker, limits"),
 ])
 def test_a_mistyped_run_config_is_one_line_and_plans_nothing(tmp_path, config_args, message):
     """What a new user typed: each is refused with one line naming the valid choices, exit status
