@@ -276,3 +276,12 @@ def test_run_as_root_the_agent_is_not_root_on_the_host(tmp_path):
     sandbox = tmp_path / "sandbox"
     assert (sandbox / "mine.txt").stat().st_uid == os.geteuid()  # handed back when the session ended
     assert all(p.lstat().st_uid == os.geteuid() for p in sandbox.rglob("*"))
+
+
+def test_under_docker_a_memory_balloon_ends_the_session_as_the_agents_limit(tmp_path, docker_image):
+    """The engine kills the balloon at the container's memory limit; the shim reports it, and the
+    session ends with `limit: memory`, the agent's doing, never an infrastructure failure to retry."""
+    record = run_box(tmp_path, f"{PY} 'b = []\nwhile True: b.append(bytearray(16 << 20))'",
+                     _backend("docker", docker_image, memory="128m"))
+    assert record["status"] == "limit" and record["limit"]["reason"] == "memory", (record["status"], record["limit"])
+    assert record["infra_failure"] is None
