@@ -68,6 +68,7 @@ def test_a_killed_study_leaves_no_agent_running_and_resumes(clone, tmp_path, bac
         pytest.skip("bubblewrap is not available here")
     # The flag must be visible inside bwrap, whose /tmp is private: its directory is bound read-only.
     flag = Path(tempfile.mkdtemp(dir="/var/tmp", prefix="specsnap-test-")) / "fast"
+    flag.parent.chmod(0o755)  # (readable by the sandbox's own user, which is not root)
     (clone / "conf" / "agent" / "sleeper.yaml").write_text(
         SLEEPER.replace("{flagdir}", str(flag.parent)).replace("{flag}", str(flag)))
     assert not _marked(), "agent processes of another test are still running"

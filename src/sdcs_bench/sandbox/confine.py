@@ -73,6 +73,12 @@ def _mapped(command: list[str], uid: int) -> int:
     import signal
     import subprocess
 
+    # We stay between the runner and bubblewrap, whose --die-with-parent now watches us: we die with
+    # the runner (a killed study), so the sandbox dies with it as before.
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # (the runner died before the signal was armed)
+        return 137
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     argv = [a.replace("{info-fd}", str(info_w)).replace("{block-fd}", str(block_r)) for a in command]
