@@ -58,6 +58,7 @@ class Backend(ABC):
     def __init__(self, limits: Limits | None = None) -> None:
         self.limits = limits or Limits()
         self._relays: dict[str, list] = {}
+        self._enforced: dict[str, list[str]] = {}  # per sandbox: the limits its cgroups enforce
 
     def confinement(self, workdir: Path, extra: list[str] = ()) -> list[str]:
         """The command line that puts what follows under this sandbox's limits (its cgroups, made
@@ -66,6 +67,7 @@ class Backend(ABC):
         from sdcs_bench.sandbox import cgroup
 
         group = cgroup.create(sandbox_marker(workdir), self.limits)
+        self._enforced[sandbox_marker(workdir)] = group.enforced
         args = [sys.executable, "-I", "-S", "-B", str(CONFINE)]
         for where in group.dirs:
             args += ["--cgroup", str(where)]
@@ -74,10 +76,9 @@ class Backend(ABC):
         return [*args, "--"]
 
     def enforced(self, workdir: Path) -> list[str]:
-        """The limits the kernel enforces for this sandbox (the rest the session runner watches)."""
-        from sdcs_bench.sandbox import cgroup
-
-        return [*cgroup.create(sandbox_marker(workdir)).enforced, "file_size", "open_files"]
+        """The limits the kernel enforces for this sandbox's last command (its cgroups, as
+        :meth:`confinement` made them, and its resource limits); the session runner watches the rest."""
+        return [*self._enforced.get(sandbox_marker(workdir), []), "file_size", "open_files"]
 
     def limit_events(self, workdir: Path) -> dict[str, int]:
         """What the kernel stopped in this sandbox so far: ``oom_kills``, ``fork_refusals``."""

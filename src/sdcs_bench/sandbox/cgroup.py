@@ -31,6 +31,7 @@ from sdcs_bench.sandbox.limits import Limits
 
 PREFIX = "specsnap-"
 CONTROLLERS = ("memory", "pids", "cpu")
+LIMIT_OF = {"memory": "memory", "pids": "processes", "cpu": "cpus"}  # the limit each controller enforces
 
 
 def _mounts() -> list[tuple[Path, Path, str, set[str]]]:
@@ -131,7 +132,8 @@ class Group:
 
     @property
     def enforced(self) -> list[str]:
-        return sorted(self.by)
+        """The limits (:class:`.limits.Limits`' names) these cgroups enforce."""
+        return sorted(LIMIT_OF[ctrl] for ctrl in self.by)
 
 
 def _paths(marker: str) -> tuple[Path | None, dict[str, Path]]:

@@ -148,7 +148,7 @@ class DockerBackend(Backend):
         return gone
 
     # The engine keeps the container's cgroups: what it stopped is what the shim reported.
-    def confinement(self, workdir: Path) -> list[str]:
+    def confinement(self, workdir: Path, extra: list[str] = ()) -> list[str]:
         return []
 
     def enforced(self, workdir: Path) -> list[str]:

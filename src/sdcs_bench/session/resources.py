@@ -147,9 +147,9 @@ class Monitor:
             try:
                 self._kernel()
                 now = self.backend.memory_now(self.workdir)
-                if "memory" not in self.enforced or "pids" not in self.enforced:
+                if "memory" not in self.enforced or "processes" not in self.enforced:
                     pids = _tree(self.pid)
-                    if "pids" not in self.enforced and len(pids) > self.limits.processes:
+                    if "processes" not in self.enforced and len(pids) > self.limits.processes:
                         self.stopper("processes", f"more than {self.limits.processes} processes")
                     if "memory" not in self.enforced:
                         now = _rss(pids)
