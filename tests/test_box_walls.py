@@ -149,9 +149,11 @@ def test_the_agent_reaches_its_own_proxy_and_no_host_listener_docker(tmp_path, d
     _network(tmp_path, _backend("docker", docker_image))
 
 
-def test_no_host_secret_and_no_root_inside(tmp_path):
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_no_host_secret_and_no_root_inside(tmp_path, backend, request):
     """The agent is not uid 0 inside; /etc holds no shadow, no ssh or TLS private keys; the host's
     /tmp, /dev/shm and the invoking user's HOME are not its own (a file planted in each is not there)."""
+    box = _backend("bwrap") if backend == "bwrap" else _backend("docker", request.getfixturevalue("docker_image"))
     canaries = [Path(d) / f".specsnap-canary-{uuid.uuid4().hex[:8]}" for d in ("/dev/shm", "/tmp", Path.home())]
     for c in canaries:
         c.write_text("host canary")
@@ -159,8 +161,8 @@ def test_no_host_secret_and_no_root_inside(tmp_path):
         names = " ".join(str(c) for c in canaries)
         script = ("id -u; for f in /etc/shadow /etc/gshadow /etc/sudoers /etc/ssh /etc/ssl/private /etc/munge "
                   f"/etc/slurm {names} /var/run/docker.sock /run/munge; do "
-                  "[ -e $f ] && echo PRESENT $f; done; grep -c . /etc/passwd; echo done")
-        record = run_box(tmp_path, script, _backend("bwrap"))
+                  "[ -r $f ] && echo PRESENT $f; done; grep -c . /etc/passwd; echo done")
+        record = run_box(tmp_path, script, box)
     finally:
         for c in canaries:
             c.unlink()
@@ -285,3 +287,21 @@ def test_under_docker_a_memory_balloon_ends_the_session_as_the_agents_limit(tmp_
                      _backend("docker", docker_image, memory="128m"))
     assert record["status"] == "limit" and record["limit"]["reason"] == "memory", (record["status"], record["limit"])
     assert record["infra_failure"] is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give the sandbox a host uid of its own")
+def test_under_docker_run_as_root_the_agent_is_not_root_on_the_host(tmp_path, docker_image):
+    """Without a user namespace a container's uid 0 is the host's root: the agent runs as the
+    sandbox's own host uid instead (the one bwrap maps to), with no capability, a passwd entry of its
+    own, and the image's root-only files closed to it. Its work tree is writable while it runs and
+    SpecSnap's again after."""
+    record = run_box(tmp_path, "id -u; cat /etc/shadow; echo read=$?; grep CapEff /proc/self/status; "
+                               "whoami; echo mine > mine.txt; echo w=$?", _backend("docker", docker_image))
+    out = _out(tmp_path)
+    uid = int(out.splitlines()[0])
+    assert uid not in (0, os.getuid()), out
+    assert "read=1" in out and "root:" not in out, out
+    assert "CapEff:\t0000000000000000" in out and "agent" in out and "w=0" in out, out
+    assert record["status"] == "ok"
+    sandbox = tmp_path / "sandbox"
+    assert all(p.lstat().st_uid == os.geteuid() for p in [sandbox, *sandbox.rglob("*")])

@@ -13,6 +13,7 @@ from typing import IO, ClassVar
 
 from sdcs_bench.core.paths import default_work_root, installed_checkout, project_root
 from sdcs_bench.sandbox.limits import Limits
+from sdcs_bench.sandbox.owner import Handover
 
 CONFINE = Path(__file__).with_name("confine.py")
 
@@ -59,6 +60,12 @@ class Backend(ABC):
         self.limits = limits or Limits()
         self._relays: dict[str, list] = {}
         self._enforced: dict[str, list[str]] = {}  # per sandbox: the limits its cgroups enforce
+        self._handover = Handover(self.limits.files)
+
+    def sandbox_uid(self, workdir: Path) -> int | None:
+        """The host uid this sandbox's processes run as, when it is not whoever runs SpecSnap
+        (:mod:`.owner`); its work tree and HOME are handed over to it while a command runs."""
+        return None
 
     def confinement(self, workdir: Path, extra: list[str] = ()) -> list[str]:
         """The command line that puts what follows under this sandbox's limits (its cgroups, made
@@ -126,6 +133,9 @@ class Backend(ABC):
         stderr: int | IO | None = None,
     ) -> subprocess.Popen:
         """Start ``argv`` as the leader of a new process group (so one kill ends all of it)."""
+        uid = self.sandbox_uid(Path(workdir).resolve())
+        if uid is not None:  # the work tree and HOME are the sandbox user's while it runs (see reap)
+            self._handover.give(Path(workdir), uid, [Path(workdir), Path(home)])
         cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []),
                         read_only=list(read_only or []), pass_fds=tuple(pass_fds), ports=tuple(ports))
         return subprocess.Popen(
@@ -165,10 +175,13 @@ class Backend(ABC):
 
     def reap(self, workdir: Path) -> list[str]:
         """Remove what of this sandbox outlives its killed process group: every process left in
-        its cgroups (killed; the cgroups removed), a container."""
+        its cgroups (killed; the cgroups removed), a container; then hand its work tree and HOME
+        back to whoever runs SpecSnap (:mod:`.owner`)."""
         from sdcs_bench.sandbox import cgroup
 
-        return [f"pid {p}" for p in cgroup.kill(sandbox_marker(workdir))]
+        gone = [f"pid {p}" for p in cgroup.kill(sandbox_marker(workdir))]
+        self._handover.take_back(Path(workdir))
+        return gone
 
     def leak_probe(self, workdir: Path, home: Path, secrets: list[Path]) -> list[Path]:
         """The secret paths a process in this sandbox can see (must be empty for isolation)."""

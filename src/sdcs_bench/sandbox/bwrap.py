@@ -13,7 +13,7 @@ a user namespace of its own, ``--cap-drop ALL`` empties every capability set, th
 included, bubblewrap sets no-new-privileges, and no further user namespace can be made inside; so
 a process inside, whoever runs SpecSnap (root included), cannot mount, remount, or gain a
 capability back from a set-uid program. Inside, the command runs as uid 1000 (``agent``), never 0;
-run as root, SpecSnap also makes it a uid of its own on the host (:func:`host_uid`), so files readable
+run as root, SpecSnap also makes it a uid of its own on the host (:mod:`.owner`), so files readable
 by root alone are unreadable inside wherever they are (docs/sandboxes.md).
 
 The network namespace is always the sandbox's own (``--unshare-net``): a loopback of its own and
@@ -40,6 +40,7 @@ from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.core.paths import default_work_root
 from sdcs_bench.sandbox import relay
 from sdcs_bench.sandbox.base import Backend, hidden_roots, runtime_roots, sandbox_marker
+from sdcs_bench.sandbox.owner import account_files, host_uid
 
 SYSTEM_ROOTS = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # A user namespace of its own (mapped to whoever runs SpecSnap, so files keep their owners), in
@@ -49,11 +50,6 @@ SYSTEM_ROOTS = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/l
 ISOLATION = ["--die-with-parent", "--unshare-user", "--disable-userns", "--unshare-pid", "--unshare-ipc",
              "--unshare-uts", "--unshare-cgroup-try", "--unshare-net", "--cap-drop", "ALL"]
 AGENT_UID = 1000  # who the command is inside (never 0)
-# Run as root, the sandbox's uid 1000 is a uid of its own on the host (not root): one per sandbox,
-# from this range, which no account of a host is expected to use.
-HOST_UID_BASE, HOST_UID_SPAN = 1_600_000_000, 1_000_000
-
-
 # With a mapped user, bubblewrap starts the command as the namespace's root and this drops it to the
 # sandbox's user: uid and gid 1000, no supplementary group, no capability (the bounding set
 # emptied), no new privileges; whatever the command starts inherits all of it.
@@ -61,37 +57,6 @@ DROP = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "--inh-caps
         "--bounding-set=-all", "--no-new-privs", "--"]
 
 
-def host_uid(workdir: Path) -> int | None:
-    """The host uid a sandbox's processes run as when SpecSnap runs as root (None otherwise: they are
-    the invoking user, which the kernel lets no one else change)."""
-    if os.geteuid() != 0 or shutil.which("setpriv") is None:
-        return None
-    return HOST_UID_BASE + int(sandbox_marker(workdir)[:12], 16) % HOST_UID_SPAN
-
-
-def hand_over(root: Path, uid: int, limit: int) -> int:
-    """Make ``root`` and everything under it (at most ``limit`` entries; links themselves, never
-    followed; any depth, by directory descriptors) owned by ``uid``: the sandbox's user must be able
-    to write its work tree and HOME, and SpecSnap gets them back after. Returns the entries changed.
-    (A tree past ``limit`` entries has hit the session's ``files`` limit: the rest keeps its owner.)"""
-    done = seen = 0
-    try:
-        os.chown(root, uid, uid, follow_symlinks=False)
-    except OSError:
-        return 0
-    for _top, dirs, files, fd in os.fwalk(root, follow_symlinks=False):
-        for name in dirs + files:
-            seen += 1
-            if seen > limit:
-                return done
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                if st.st_uid != uid or st.st_gid != uid:
-                    os.chown(name, uid, uid, dir_fd=fd, follow_symlinks=False)
-                    done += 1
-            except OSError:
-                continue
-    return done
 # The /etc a sandbox sees: public files programs need (the dynamic linker's cache, alternatives'
 # links, time zone, certificates' public half, MIME and protocol tables), each bound only if no
 # part of it is private (readable by its owner or group alone). Never: shadow, gshadow, sudoers,
@@ -157,13 +122,7 @@ def etc_binds() -> tuple[str, ...]:
     """The bubblewrap arguments of the sandbox's /etc: the public entries of :data:`ETC_PUBLIC`
     and ``passwd``, ``group``, ``hosts`` and ``hostname`` of the sandbox's own."""
     own = default_work_root() / ".etc"
-    users = {
-        "passwd": f"root:x:0:0:root:/nonexistent:/usr/sbin/nologin\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:/home/agent:/bin/sh\n"
-                  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-        "group": f"root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n",
-        "hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
-        "hostname": "specsnap\n",
-    }
+    public = {"hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n", "hostname": "specsnap\n"}
     args = ["--perms", "0755", "--dir", "/etc"]
     made = {Path("/etc")}
     for name in ETC_PUBLIC:
@@ -175,11 +134,13 @@ def etc_binds() -> tuple[str, ...]:
         if os.path.lexists(path) and _public(path):
             args += (["--symlink", os.readlink(path), str(path)] if path.is_symlink() else
                      ["--ro-bind", str(path), str(path)])
-    for name, text in users.items():
+    for name, text in public.items():
         target = own / name
         if not target.is_file() or target.read_text() != text:
             atomic_write(target, text)
             target.chmod(0o644)
+        args += ["--ro-bind", str(target), f"/etc/{name}"]
+    for name, target in account_files(AGENT_UID).items():
         args += ["--ro-bind", str(target), f"/etc/{name}"]
     return tuple(args)
 
@@ -194,9 +155,9 @@ class BwrapBackend(Backend):
     isolated = True
     enforces_read_only = True
 
-    def __init__(self, limits=None) -> None:
-        super().__init__(limits)
-        self._handed: dict[str, set[str]] = {}  # per sandbox: the trees its user owns right now
+    def sandbox_uid(self, workdir: Path) -> int | None:
+        # (bubblewrap maps the agent's uid 1000 to it; setpriv then drops to that uid inside)
+        return host_uid(sandbox_marker(workdir)) if shutil.which("setpriv") else None
 
     @classmethod
     @cache
@@ -213,7 +174,7 @@ class BwrapBackend(Backend):
         workdir, home = workdir.resolve(), home.resolve()
         system, bound = system_binds()
         tmp = str(self.limits.tmp)
-        uid = host_uid(workdir)
+        uid = self.sandbox_uid(workdir)
         if uid is None:
             head = [*self.confinement(workdir), shutil.which("bwrap") or "bwrap", *ISOLATION]
         else:  # (confine.py maps the user while bubblewrap waits, and forbids nested user namespaces)
@@ -269,12 +230,6 @@ class BwrapBackend(Backend):
         thread of this process until :meth:`reap`), then the sandbox."""
         if network and ports:
             self._open_relays(Path(workdir).resolve(), ports)
-        uid = host_uid(Path(workdir).resolve())
-        if uid is not None:  # the work tree and HOME are the sandbox user's while it runs (see reap)
-            roots = self._handed.setdefault(str(Path(workdir).resolve()), set())
-            for root in (Path(workdir), Path(kw["home"])):
-                hand_over(root, uid, self.limits.files)
-                roots.add(str(root))
         return super().spawn(argv, workdir=workdir, network=network, ports=ports, **kw)
 
     def _open_relays(self, workdir: Path, ports: tuple[int, ...]) -> None:
@@ -289,12 +244,6 @@ class BwrapBackend(Backend):
         shutil.rmtree(relay_dir(workdir), ignore_errors=True)
 
     def reap(self, workdir: Path) -> list[str]:
-        """Besides what every backend reaps: the relays closed, and the work tree and HOME handed
-        back to whoever runs SpecSnap (git refuses to work in a repository another user owns, and
-        every host-side step after the session is SpecSnap's own, as before it)."""
+        """Besides what every backend reaps: the relays closed."""
         self._close_relays(Path(workdir).resolve())
-        gone = super().reap(workdir)
-        for root in self._handed.pop(str(Path(workdir).resolve()), ()):
-            if Path(root).is_dir():
-                hand_over(Path(root), os.geteuid(), self.limits.files)
-        return gone
+        return super().reap(workdir)

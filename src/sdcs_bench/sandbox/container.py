@@ -1,7 +1,8 @@
 """docker: each command in a fresh container of an image from ``containers/``, removed after it.
 
 What a container sees: the image's read-only root (Debian's userland), a private ``/tmp``, the
-sandbox and the session's HOME (writable), and read-only at their host paths the run's own
+sandbox and the session's HOME (writable; run as root, the container runs as the sandbox's own host
+uid, :mod:`.owner`, and they are handed over to it while it runs), and read-only at their host paths the run's own
 interpreter and the sdcs_bench package (as bwrap re-admits them) and the paths a harness or the
 scorer names, except what the image carries itself (a generated image: a repository's environment,
 a harness CLI). The project tree, hidden tests, gold, results, the invoking user's HOME and other
@@ -23,6 +24,7 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
 from sdcs_bench.sandbox.images import PRIVATE_TMP, SYSTEM_DIRS
 from sdcs_bench.sandbox.limits import Limits
+from sdcs_bench.sandbox.owner import account_files, host_uid
 
 SHIM = Path(__file__).with_name("container_shim.py")
 SANDBOX_LABEL = "org.specsnap.sandbox"
@@ -103,11 +105,16 @@ class DockerBackend(Backend):
         for path in (p.resolve() for p in read_only):  # nested in the sandbox: mounted after it, read-only
             mounts[str(path)] = {"type": "bind", "source": str(path), "target": str(path), "read_only": True}
         mounts[str(PRIVATE_TMP)] = {"type": "tmpfs", "target": str(PRIVATE_TMP), "size": self.limits.tmp}
+        uid = self.sandbox_uid(workdir)
+        if uid is not None:  # (a passwd and group naming the sandbox's uid; the image's own otherwise)
+            for name, path in account_files(uid).items():
+                mounts[f"/etc/{name}"] = {"type": "bind", "source": str(path), "target": f"/etc/{name}", "read_only": True}
+        uid, gid = (os.getuid(), os.getgid()) if uid is None else (uid, uid)
         spec = {
             "engine": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock"),  # as engine() found it
             "image": self.image["id"],
             "workdir": str(workdir),
-            "user": f"{os.getuid()}:{os.getgid()}",
+            "user": f"{uid}:{gid}",
             "labels": {SANDBOX_LABEL: sandbox_marker(workdir)},
             # Never the host's network: a command that names its ports (a harness and its model
             # proxy) gets exactly those, relayed through a unix socket.
@@ -123,6 +130,10 @@ class DockerBackend(Backend):
         }
         return [sys.executable, "-I", "-B", str(SHIM), json.dumps(spec), "--", *argv]
 
+    def sandbox_uid(self, workdir: Path) -> int | None:
+        # (no user namespace: without one, the container's uid 0 would be the host's root)
+        return host_uid(sandbox_marker(workdir))
+
     @staticmethod
     def _provided(path: Path, provided: list[Path]) -> bool:
         """Whether the image carries ``path``, or part of it (a harness's package in the shared npm
@@ -130,8 +141,8 @@ class DockerBackend(Backend):
         return any(path == p or path.is_relative_to(p) or p.is_relative_to(path) for p in provided)
 
     def reap(self, workdir: Path) -> list[str]:
-        """Remove every container of this sandbox still there (its shim was killed), and the
-        shim's descriptor relays."""
+        """Remove every container of this sandbox still there (its shim was killed) and the
+        shim's descriptor relays; then what every backend reaps (the work tree handed back)."""
         import shutil
         import tempfile
 
@@ -145,7 +156,7 @@ class DockerBackend(Backend):
                 gone.append(container.short_id)
             except Exception:
                 pass
-        return gone
+        return gone + super().reap(workdir)
 
     # The engine keeps the container's cgroups: what it stopped is what the shim reported.
     def confinement(self, workdir: Path, extra: list[str] = ()) -> list[str]:

@@ -102,11 +102,19 @@ def inside(args: list[str]) -> None:
 
 def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
     """A FIFO per inherited descriptor and a unix socket per port, mounted into the container, and
-    the lifeline; the command line that sets them up inside it."""
+    the lifeline, each the container's user's to open; the command line that sets them up inside it."""
+    uid, gid = (int(n) for n in spec["user"].split(":"))
+
+    def theirs(path: str) -> str:
+        if (uid, gid) != (os.getuid(), os.getgid()):
+            os.chown(path, uid, gid)
+        return path
+
     pairs = []
     for number in spec["pass_fds"]:
         fifo = os.path.join(scratch, f"fd-{number}")
         os.mkfifo(fifo, 0o600)
+        theirs(fifo)
         target = f"/run/specsnap/fd-{number}"
         spec["mounts"].append({"type": "bind", "source": fifo, "target": target, "read_only": False})
         threading.Thread(target=_relay, args=(fifo, number), daemon=True).start()
@@ -115,6 +123,7 @@ def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
         path = os.path.join(scratch, f"port-{port}.sock")
         server = socket.socket(socket.AF_UNIX)
         server.bind(path)
+        theirs(path)
         server.listen(64)
         target = f"/run/specsnap/port-{port}.sock"
         spec["mounts"].append({"type": "bind", "source": path, "target": target, "read_only": False})
@@ -122,6 +131,7 @@ def _relays(spec: dict, argv: list[str], scratch: str) -> list[str]:
         pairs.append(f"port:{target}={port}")
     life = os.path.join(scratch, "lifeline")
     os.mkfifo(life, 0o600)
+    theirs(life)
     os.open(life, os.O_RDWR)  # never closed: held until this process ends, however it ends
     spec["mounts"].append({"type": "bind", "source": life, "target": "/run/specsnap/lifeline", "read_only": True})
     return [spec["python"], "-I", "-S", "-B", __file__, "--inside", "life:/run/specsnap/lifeline=0", *pairs, "--", *argv]
