@@ -305,3 +305,47 @@ def test_under_docker_run_as_root_the_agent_is_not_root_on_the_host(tmp_path, do
     assert record["status"] == "ok"
     sandbox = tmp_path / "sandbox"
     assert all(p.lstat().st_uid == os.geteuid() for p in [sandbox, *sandbox.rglob("*")])
+
+
+KERNEL = ("import ctypes, errno, os\n"
+          "libc = ctypes.CDLL(None, use_errno=True)\n"
+          "buf = ctypes.create_string_buffer(512)\n"
+          "calls = {'keyctl': (250, 0, -3, 1), 'io_uring_setup': (425, 1, ctypes.addressof(buf)),\n"
+          "         'userfaultfd': (323, 0), 'perf_event_open': (298, ctypes.addressof(buf), 0, -1, -1, 0),\n"
+          "         'bpf': (321, 0, ctypes.addressof(buf), 48), 'unshare': (272, 0x20000),\n"
+          "         'ptrace': (101, 16, os.getppid(), 0, 0), 'process_vm_readv': (310, os.getppid(), 0, 0, 0, 0, 0)}\n"
+          "for name, (nr, *args) in calls.items():\n"
+          "    r = libc.syscall(nr, *[ctypes.c_long(a) for a in args])\n"
+          "    print('CALL', name, 'ok' if r >= 0 else errno.errorcode.get(ctypes.get_errno()))\n")
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_the_kernel_surface_an_unprivileged_process_could_reach_is_refused(tmp_path, backend, request):
+    """Keyrings (shared by every process of a host uid), io_uring, userfaultfd, perf events, BPF,
+    new namespaces and other processes' memory: each call is refused (EPERM), whoever runs SpecSnap."""
+    box = _backend("bwrap") if backend == "bwrap" else _backend("docker", request.getfixturevalue("docker_image"))
+    record = run_box(tmp_path, f"{PY} {_quote(KERNEL)}", box)
+    calls = dict(line.split()[1:3] for line in _out(tmp_path).splitlines() if line.startswith("CALL "))
+    assert len(calls) == 8, _out(tmp_path)
+    assert all(result == "EPERM" for result in calls.values()), calls
+    assert record["status"] == "ok"
+
+
+@pytest.mark.parametrize("backend", ["bwrap", "docker"])
+def test_no_namespace_of_its_own_and_threads_still_start(tmp_path, backend, request):
+    """A clone that asks for a new namespace is refused; an ordinary thread and process start (the
+    C library falls back from clone3 to clone)."""
+    box = _backend("bwrap") if backend == "bwrap" else _backend("docker", request.getfixturevalue("docker_image"))
+    script = ("import ctypes, errno, os, threading\n"
+              "libc = ctypes.CDLL(None, use_errno=True)\n"
+              "r = libc.syscall(56, ctypes.c_long(0x10000000 | 17), 0, 0, 0, 0)\n"  # clone(CLONE_NEWUSER|SIGCHLD)
+              "print('CLONE', 'ok' if r >= 0 else errno.errorcode.get(ctypes.get_errno()))\n"
+              "if r == 0: os._exit(0)\n"
+              "t = threading.Thread(target=print, args=('THREAD ran',)); t.start(); t.join()\n"
+              "pid = os.fork()\n"
+              "if pid == 0: os._exit(7)\n"
+              "print('FORK', os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n")
+    record = run_box(tmp_path, f"{PY} {_quote(script)}", box)
+    out = _out(tmp_path)
+    assert "CLONE EPERM" in out and "THREAD ran" in out and "FORK 7" in out, out
+    assert record["status"] == "ok"

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.core.paths import default_work_root
-from sdcs_bench.sandbox import relay
+from sdcs_bench.sandbox import relay, syscalls
 from sdcs_bench.sandbox.base import Backend, hidden_roots, runtime_roots, sandbox_marker
 from sdcs_bench.sandbox.owner import account_files, host_uid
 
@@ -175,13 +175,17 @@ class BwrapBackend(Backend):
         system, bound = system_binds()
         tmp = str(self.limits.tmp)
         uid = self.sandbox_uid(workdir)
+        rules = syscalls.filter_file()  # (confine.py opens it for bubblewrap)
+        confine = ["--seccomp", str(rules)] if rules else []
         if uid is None:
-            head = [*self.confinement(workdir), shutil.which("bwrap") or "bwrap", *ISOLATION]
+            head = [*self.confinement(workdir, confine), shutil.which("bwrap") or "bwrap", *ISOLATION]
         else:  # (confine.py maps the user while bubblewrap waits, and forbids nested user namespaces)
-            head = [*self.confinement(workdir, ["--map-uid", str(uid)]), shutil.which("bwrap") or "bwrap",
+            head = [*self.confinement(workdir, [*confine, "--map-uid", str(uid)]), shutil.which("bwrap") or "bwrap",
                     *(a for a in ISOLATION if a not in ("--disable-userns", "--cap-drop", "ALL")),
                     "--info-fd", "{info-fd}", "--userns-block-fd", "{block-fd}"]
             argv = [*DROP, *argv]
+        if rules:
+            head += ["--seccomp", "{seccomp-fd}"]
         who = ["--uid", str(AGENT_UID), "--gid", str(AGENT_UID)] if uid is None else []  # (else: DROP)
         cmd = [*head, *who, *system, *etc_binds(), "--dev", "/dev", "--perms", "1777", "--size", tmp,
                "--tmpfs", "/dev/shm", "--proc", "/proc", "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp"]

@@ -1,12 +1,15 @@
 """Put a command under its sandbox's limits before it starts anything.
 
-    python -I -S -B confine.py [--cgroup DIR]... [--rlimit NAME=VALUE]... [--map-uid UID] -- ARGV...
+    python -I -S -B confine.py [--cgroup DIR]... [--rlimit NAME=VALUE]... [--seccomp FILE] [--map-uid UID] -- ARGV...
 
 Joins each cgroup (the sandbox's own, which :mod:`sdcs_bench.sandbox.cgroup` made and wrote the
 limits into), sets each resource limit (soft and hard: the agent cannot raise it back), then execs
 ARGV; everything ARGV starts inherits both. Standard library only, run as a file: it imports
 nothing of sdcs_bench. A cgroup it cannot join is said on stderr and skipped (the session record
 says which limits the kernel enforced).
+
+``--seccomp FILE``: FILE (a compiled system-call filter, :mod:`sdcs_bench.sandbox.syscalls`) is
+opened and its descriptor's number put where ARGV says ``{seccomp-fd}`` (bubblewrap's ``--seccomp``).
 
 ``--map-uid UID`` (run as root, ARGV a bubblewrap command line holding ``{info-fd}`` and
 ``{block-fd}`` for its ``--info-fd`` and ``--userns-block-fd``): instead of exec'ing, start ARGV,
@@ -42,6 +45,14 @@ def main(argv: list[str]) -> int:
     for flag, value in zip(opts[::2], opts[1::2]):
         if flag == "--map-uid":
             map_uid = int(value)
+        elif flag == "--seccomp":
+            try:
+                fd = os.open(value, os.O_RDONLY)
+            except OSError as exc:
+                print(f"confine: cannot read the system-call filter {value}: {exc.strerror}", file=sys.stderr)
+                return 125
+            os.set_inheritable(fd, True)
+            command = [a.replace("{seccomp-fd}", str(fd)) for a in command]
         elif flag == "--cgroup":
             try:
                 with open(os.path.join(value, "cgroup.procs"), "w") as fh:

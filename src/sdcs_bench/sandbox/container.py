@@ -2,14 +2,15 @@
 
 What a container sees: the image's read-only root (Debian's userland), a private ``/tmp``, the
 sandbox and the session's HOME (writable; run as root, the container runs as the sandbox's own host
-uid, :mod:`.owner`, and they are handed over to it while it runs), and read-only at their host paths the run's own
-interpreter and the sdcs_bench package (as bwrap re-admits them) and the paths a harness or the
-scorer names, except what the image carries itself (a generated image: a repository's environment,
-a harness CLI). The project tree, hidden tests, gold, results, the invoking user's HOME and other
-sandboxes are not mounted at all. Every capability is dropped, no new privileges, ``--network
-none`` (a command that needs its model endpoint reaches exactly that port, relayed), and the
-session's limits from ``sandbox.limits`` in the config (:mod:`.limits`): memory and swap, tasks,
-CPU, the private /tmp and /dev/shm, file size, descriptors.
+uid, :mod:`.owner`, and they are handed over to it while it runs), and read-only at their host paths
+the run's own interpreter and the sdcs_bench package (as bwrap re-admits them) and the paths a
+harness or the scorer names, except what the image carries itself (a generated image: a
+repository's environment, a harness CLI). The project tree, hidden tests, gold, results, the
+invoking user's HOME and other sandboxes are not mounted at all. Every capability is dropped, no
+new privileges, the system calls of :mod:`.syscalls` refused, ``--network none`` (a command that
+needs its model endpoint reaches exactly that port, relayed), and the session's limits from
+``sandbox.limits`` in the config (:mod:`.limits`): memory and swap, tasks, CPU, the private /tmp
+and /dev/shm, file size, descriptors.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any, ClassVar
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
+from sdcs_bench.sandbox import syscalls
 from sdcs_bench.sandbox.images import PRIVATE_TMP, SYSTEM_DIRS
 from sdcs_bench.sandbox.limits import Limits
 from sdcs_bench.sandbox.owner import account_files, host_uid
@@ -122,6 +124,7 @@ class DockerBackend(Backend):
             "ports": list(ports) if network else [],
             "mounts": sorted(mounts.values(), key=lambda m: m["target"].count("/")),
             "limits": _limits(self.limits),
+            "seccomp": syscalls.docker_profile(),
             "tmp_size": self.limits.tmp,
             "report": str(report_path(workdir)),
             "pass_fds": list(pass_fds),

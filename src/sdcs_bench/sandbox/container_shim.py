@@ -160,7 +160,7 @@ def _main(spec: dict, scratch: str) -> int:
     limits["ulimits"] = [docker.types.Ulimit(name=u["Name"], soft=u["Soft"], hard=u["Hard"]) for u in limits["ulimits"]]
     host_config = api.create_host_config(
         mounts=mounts, network_mode=spec["network"], read_only=True, cap_drop=["ALL"],
-        security_opt=["no-new-privileges"], init=True, **limits,
+        security_opt=["no-new-privileges", f"seccomp={spec['seccomp']}"], init=True, **limits,
     )
     created = api.create_container(
         spec["image"], command=argv, environment=dict(os.environ), working_dir=spec["workdir"],
