@@ -203,6 +203,14 @@ def sandbox_marker(workdir: Path) -> str:
     return hashlib.sha256(str(Path(workdir).resolve()).encode()).hexdigest()[:16]
 
 
+def relay_scratch(workdir: Path) -> Path:
+    """The host-side place of a sandbox's relays (bwrap's socket directory; docker's shim makes
+    directories named after it), private to whoever runs SpecSnap and removed by ``reap``."""
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"specsnap-relay-{sandbox_marker(workdir)}"
+
+
 def kill_marked(marker: str) -> list[int]:
     """SIGKILL every process whose environment carries this sandbox's marker (a process that left
     the agent's process group, or one a killed run left behind); return their pids."""

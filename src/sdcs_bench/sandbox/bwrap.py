@@ -32,14 +32,13 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.core.paths import default_work_root
 from sdcs_bench.sandbox import relay, syscalls
-from sdcs_bench.sandbox.base import Backend, hidden_roots, runtime_roots, sandbox_marker
+from sdcs_bench.sandbox.base import Backend, hidden_roots, relay_scratch, runtime_roots, sandbox_marker
 from sdcs_bench.sandbox.owner import account_files, host_uid
 
 SYSTEM_ROOTS = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -145,11 +144,6 @@ def etc_binds() -> tuple[str, ...]:
     return tuple(args)
 
 
-def relay_dir(workdir: Path) -> Path:
-    """The host-side directory of a sandbox's relay sockets (private to whoever runs SpecSnap)."""
-    return Path(tempfile.gettempdir()) / f"specsnap-relay-{sandbox_marker(workdir)}"
-
-
 class BwrapBackend(Backend):
     name = "bwrap"
     isolated = True
@@ -211,7 +205,7 @@ class BwrapBackend(Backend):
         inside = []
         if network:
             for port in ports:
-                binds.append(("--bind", str(relay_dir(workdir) / f"port-{port}.sock"), f"/run/specsnap/port-{port}.sock"))
+                binds.append(("--bind", str(relay_scratch(workdir) / f"port-{port}.sock"), f"/run/specsnap/port-{port}.sock"))
                 inside += ["--listen", f"{port}=/run/specsnap/port-{port}.sock"]
         # The directories above each mount point, made first and open to the sandbox's user (left to
         # bubblewrap, they copy the host's modes: a private temporary directory's 0700 would shut it out).
@@ -238,14 +232,14 @@ class BwrapBackend(Backend):
 
     def _open_relays(self, workdir: Path, ports: tuple[int, ...]) -> None:
         self._close_relays(workdir)
-        where = relay_dir(workdir)
+        where = relay_scratch(workdir)
         where.mkdir(mode=0o700)
         self._relays[str(workdir)] = [relay.host_side(str(where / f"port-{port}.sock"), port) for port in ports]
 
     def _close_relays(self, workdir: Path) -> None:
         for server in self._relays.pop(str(workdir), []):
             server.close()
-        shutil.rmtree(relay_dir(workdir), ignore_errors=True)
+        shutil.rmtree(relay_scratch(workdir), ignore_errors=True)
 
     def reap(self, workdir: Path) -> list[str]:
         """Besides what every backend reaps: the relays closed."""

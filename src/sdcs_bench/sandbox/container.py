@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.sandbox.base import Backend, runtime_roots, sandbox_marker
+from sdcs_bench.sandbox.base import Backend, relay_scratch, runtime_roots, sandbox_marker
 from sdcs_bench.sandbox import syscalls
 from sdcs_bench.sandbox.images import PRIVATE_TMP, SYSTEM_DIRS
 from sdcs_bench.sandbox.limits import Limits
@@ -46,10 +46,6 @@ def report_path(workdir: Path) -> Path:
     import tempfile
 
     return Path(tempfile.gettempdir()) / f"specsnap-report-{sandbox_marker(workdir)}.json"
-
-
-def _relay_prefix(workdir: Path) -> str:
-    return f"specsnap-relay-{sandbox_marker(workdir)}-"
 
 
 class DockerBackend(Backend):
@@ -129,7 +125,7 @@ class DockerBackend(Backend):
             "report": str(report_path(workdir)),
             "pass_fds": list(pass_fds),
             "python": sys.executable,  # mounted at the same path (a runtime root)
-            "relay_prefix": _relay_prefix(workdir),
+            "relay_prefix": f"{relay_scratch(workdir).name}-",
         }
         return [sys.executable, "-I", "-B", str(SHIM), json.dumps(spec), "--", *argv]
 
@@ -149,7 +145,7 @@ class DockerBackend(Backend):
         import shutil
         import tempfile
 
-        for scratch in Path(tempfile.gettempdir()).glob(f"{_relay_prefix(workdir)}*"):
+        for scratch in Path(tempfile.gettempdir()).glob(f"{relay_scratch(workdir).name}-*"):
             shutil.rmtree(scratch, ignore_errors=True)
         report_path(workdir).unlink(missing_ok=True)
         gone = []
