@@ -114,7 +114,7 @@ def test_plan_writes_cells_and_is_idempotent(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--study", "huge"], "unknown study 'huge'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, intervals, poison, real_repos, smoke, specsnap_t1_t4"),
+        (["--study", "huge"], "unknown study 'huge'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, effect_check, intervals, null_check, poison, real_repos, smoke, specsnap_t1_t4"),
         (["--override", "agent=[ref_oracle,gpt_9]"], "unknown agent 'gpt_9'; valid choices: "),
         (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: conflicts_10, conflicts_4, cut_nth_1, cut_nth_2, cut_nth_3, cut_nth_5, cut_nth_8, cut_share_25, cut_share_50, cut_share_75, cut_tokens_1000, cut_tokens_2000, cut_tokens_4000, cut_tokens_8000, cut_turns_1, cut_turns_2, cut_turns_4, cut_turns_8, none, poison_v1, poison_v2, poison_v3, polarity_inverted, polarity_normal, standard_correct, standard_none, standard_stale, uninterrupted"),
         (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, docker, local"),

@@ -54,38 +54,48 @@ def test_two_session_trial_scored_with_proxy_tokens(study, agent):
     assert [s["tokens_source"] for s in card["diagnostics"]["sessions"]] == ["proxy", "proxy"]
 
 
-def test_replay_costs_are_the_ledgers_tokens_times_the_price_table(study):
-    """Every call's cost is its ledgered tokens times conf/prices.yaml's prices for its model; a
-    session's, a trial's and a row's are their sums; a model with no price is unknown, never 0."""
+def test_replay_costs_nothing_and_its_list_price_is_shown_as_hypothetical(study):
+    """A replay pays nothing: every call's, session's, trial's and row's cost is $0, and the study's
+    cost line says so. What the calls would have cost is apart, labelled hypothetical: each call's
+    ledgered tokens times conf/prices.yaml's prices for its model (unknown, never 0, for a model with
+    no price); a session's, a trial's and a row's are their sums."""
     from sdcs_bench.core.prices import PriceTable
 
     table = PriceTable.parse(yaml.safe_load((ROOT / "conf" / "prices.yaml").read_text()))
     calls = pd.read_csv(study / "calls.csv")
+    assert (calls["cost_usd"] == 0).all()
     priced = 0
     for call in calls.itertuples():
         price = table.find(call.model)
         if price is None:
-            assert pd.isna(call.cost_usd), call  # tokens counted, cost unknown
+            assert pd.isna(call.hypothetical_list_usd) or call.tokens_total == 0, call  # tokens counted, unpriced
             continue
         rates = price.rates  # (replay prompts are far below any long-context threshold)
         want = (call.tokens_uncached_input * rates.uncached_input + call.tokens_cache_read * rates.cache_read
                 + call.tokens_cache_write * rates.cache_write
                 + (call.tokens_output + call.tokens_reasoning) * rates.output) / 1e6
-        assert call.cost_usd == pytest.approx(want, rel=1e-9, abs=1e-12), call
+        assert call.hypothetical_list_usd == pytest.approx(want, rel=1e-9, abs=1e-12), call
         priced += want > 0
     assert priced >= 6  # the Claude Code, Codex, Gemini CLI, OpenCode, Aider and mini-swe-agent calls
     ledger = pd.read_csv(study / "ledger.csv")
     cards = pd.read_csv(study / "scorecards.csv").set_index("trial")
+    assert (cards["cost_usd"] == 0).all() and (ledger["cost_usd"] == 0).all()
+    assert (cards["cost_unpriced_tokens"] == 0).all()  # (what was paid is known: nothing)
     for trial, part in calls.groupby("trial"):
-        known = part["cost_usd"].notna().all()
-        total = cards.loc[trial, "cost_usd"]
-        assert (total == pytest.approx(part["cost_usd"].sum())) if known else pd.isna(total), trial
-        sessions = ledger[ledger["trial"] == trial]["cost_usd"]
+        known = part["hypothetical_list_usd"].notna().all()
+        total = cards.loc[trial, "hypothetical_list_usd"]
+        assert (total == pytest.approx(part["hypothetical_list_usd"].sum())) if known else pd.isna(total), trial
+        sessions = ledger[ledger["trial"] == trial]["hypothetical_list_usd"]
         assert (sessions.sum() == pytest.approx(total)) if known else sessions.isna().any(), trial
     board = pd.read_csv(study / "leaderboard.csv")
-    unknown = board[board["cost_usd"].isna()]
-    assert len(unknown) >= 1 and (unknown["cost_unpriced_tokens"] > 0).all()  # the command agent's replay-model
-    assert "unknown" in (study / "leaderboard.md").read_text()
+    assert (board["cost_usd"] == 0).all() and (board["cost_usd_total"] == 0).all()
+    assert board["hypothetical_list_usd"].isna().sum() >= 1  # the command agent's replay-model: no price
+    md = (study / "leaderboard.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("**Cost of the study**"))
+    assert line.startswith(f"**Cost of the study**: $0 over {len(cards)} trials: no trial called a paid model")
+    assert "Hypothetical, never paid" in line and "0 (replay: nothing paid)" in md
+    doc = json.loads((study / "leaderboard.json").read_text())
+    assert doc["cost"]["total_usd"] == 0 and doc["cost_line"].startswith("Cost of the study: $0 over")
 
 
 def test_replay_rows_are_labelled_never_model_results(study):

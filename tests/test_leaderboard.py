@@ -17,6 +17,7 @@ from conftest import specsnap
 from rich.console import Console
 
 from sdcs_bench.pipeline import leaderboard as lb
+from sdcs_bench.pipeline import stats
 from sdcs_bench.pipeline.aggregate import leaderboard as make_board
 
 ARMS = ["Vanilla", "AGENTS_MD_Only", "State_MD_Only", "Tuned_Reference", "Gate_I", "Memory_Bank", "Claude_Memory",
@@ -58,7 +59,9 @@ def test_the_table_fits_80_columns_and_cuts_no_cell(study):
     flat = " ".join(re.sub("[│┃]", " ", text).split())  # a wrapped cell read as one line
     for arm in ARMS:  # nine arms: split over several tables, each header whole
         assert f" {arm} " in flat, arm
-    assert "23.5/24* [23,24] n=2" in flat  # a mean of two seeds, flagged off its closed form, and its interval
+    # a mean of two seeds, flagged off its closed form: two different values, too few for an interval
+    assert "23.5/24* n=2" in flat and "23.5/24* [" not in flat
+    assert "19/24 n=1 (too few for a CI)" in flat  # a model's cell says so
     assert "(reference policy)" in flat and "(real agent: claude-opus-5.5 via claude_code)" in flat
     assert "(published)" in text and "17-23/24" in text  # the published tier_3 rows in the same pivot
 
@@ -70,10 +73,11 @@ def test_every_cell_of_the_pivot_appears_in_some_chunk(study):
     assert len(chunks) > 1 and [a for c in chunks for a in c] == pivot.columns
     assert pivot.columns[0] == "Vanilla"
     real = next(r for r in pivot.rows if r.source.startswith("real agent"))
-    assert real.cells["Vanilla"]["text"] == "17/24 n=1" and real.cells["Vanilla"]["trials"] == 1
+    assert real.cells["Vanilla"]["text"] == "17/24 n=1 (too few for a CI)" and real.cells["Vanilla"]["trials"] == 1
     assert "lo" not in real.cells["Vanilla"]  # one trial: no interval
     ref = next(r for r in pivot.rows if r.source == "reference policy")
-    assert (ref.cells["Vanilla"]["n"], ref.cells["Vanilla"]["lo"], ref.cells["Vanilla"]["hi"]) == (2, 23, 24)
+    assert ref.cells["Vanilla"]["n"] == 2 and "lo" not in ref.cells["Vanilla"]  # 23 and 24: no closed form, too few
+    assert lb.MIN_INTERVAL_N == stats.MIN_INTERVAL_N  # (the leaderboard keeps its own copy: it loads no numpy)
 
 
 def test_json_validates_against_the_shipped_schema_and_the_schema_bites(study):

@@ -65,8 +65,11 @@ def test_intervals_and_paired_differences_in_every_format(smoke):
     for row in net.itertuples():
         assert row.difference == board.loc[(row.compared, row.agent), "net"] - board.loc[("Vanilla", row.agent), "net"]
         assert row.excludes_zero == (row.difference != 0)
+        # deterministic reference policies: their closed form, no test and no mark (docs/statistics.md)
+        assert row.test.startswith("closed form") and not row.marked and pd.isna(row.p), row
     data = json.loads((smoke / "leaderboard.json").read_text())
-    assert data["statistics"] == {"resamples": 1000, "level": 0.95, "seed": 0} and len(data["paired"]) == len(paired)
+    assert data["statistics"] == {"resamples": 1000, "level": 0.95, "seed": 0, "adjust": "holm"}
+    assert len(data["paired"]) == len(paired)
 
 
 def test_reference_policies_are_labelled_everywhere(smoke):
@@ -153,7 +156,7 @@ def test_an_overrides_run_writes_its_own_directory_and_leaves_the_study_alone(sm
 def test_bad_study_or_override_fails_before_any_job(tmp_path):
     result = snakemake(tmp_path, "-n", "--config", "study=nope")
     assert result.returncode != 0
-    assert "unknown study 'nope'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, intervals, poison, real_repos, smoke, specsnap_t1_t4" in result.stdout + result.stderr
+    assert "unknown study 'nope'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, effect_check, intervals, null_check, poison, real_repos, smoke, specsnap_t1_t4" in result.stdout + result.stderr
     result = snakemake(tmp_path, "-n", "--config", 'overrides=["arm=[Vanila]"]')
     assert "unknown arm 'Vanila'; valid choices: AGENTS_MD_Only, Gate_I, " in result.stdout + result.stderr
     assert not (tmp_path / "results").exists()

@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from sdcs_bench.agents.stochastic import distribution, draw, dropped
-from sdcs_bench.pipeline import stats
+from sdcs_bench.pipeline import power, stats
 from sdcs_bench.pipeline.aggregate import leaderboard, paired_differences
 from sdcs_bench.trial import config
 from sdcs_bench.trial.workload import load_workload
@@ -27,18 +27,23 @@ def kept(arm: str, seed: int) -> int:
     return len(REQS) - len(dropped(COIN, arm, seed, REQS))
 
 
-def test_an_interval_is_seeded_reproducible_and_says_when_there_is_none():
-    values = [3, 5, 4, 6, 2, 5]
+def test_an_interval_is_a_t_interval_from_five_trials_and_says_when_there_are_too_few():
+    values = [3, 5, 4, 6, 2, 5]  # mean 25/6, sd 1.4720; t(0.975, 5) = 2.5706
     a = stats.interval(values, "cell/a")
-    assert a == stats.interval(values, "cell/a")  # the same bytes on a rerun
-    assert a.lo < a.mean < a.hi and a.n == 6
-    assert stats.interval(values, "cell/b") != a  # each cell its own resamples
+    half = 2.570582 * 1.471960 / math.sqrt(6)
+    assert a.n == 6 and a.lo == pytest.approx(25 / 6 - half, abs=1e-5) and a.hi == pytest.approx(25 / 6 + half, abs=1e-5)
     assert stats.interval([4], "x") == stats.Interval(1, 4.0, None, None)
-    assert stats.interval([4], "x").text() == "n=1: no interval"
-    assert stats.interval([7, 7, 7], "x") == stats.Interval(3, 7.0, 7.0, 7.0)  # deterministic: zero width
+    assert stats.interval([4], "x").text() == "n=1: too few for an interval (5 needed)"
+    assert stats.interval([3, 5, 4, 6], "x").text() == "n=4: too few for an interval (5 needed)"
+    # a deterministic reference policy: its closed form, exact from two trials; a model's equal trials are not that
+    assert stats.interval([7, 7, 7], "x", deterministic=True) == stats.Interval(3, 7.0, 7.0, 7.0)
+    assert stats.interval([7, 7, 7], "x").lo is None
     assert stats.interval([], "x").text() == "n=0"
     wider = stats.interval(values, "cell/a", stats.Settings(level=0.99))
     assert wider.lo <= a.lo and wider.hi >= a.hi
+    # a share: Wilson (3 of 5: [0.2307, 0.8824])
+    share = stats.interval([1, 1, 0, 1, 0], "x", kind="share")
+    assert (round(share.lo, 4), round(share.hi, 4)) == (0.2307, 0.8824)
 
 
 def test_settings_refuse_what_cannot_be_an_interval():
@@ -46,20 +51,21 @@ def test_settings_refuse_what_cannot_be_an_interval():
         stats.Settings.from_config({"resamples": 10})
     with pytest.raises(ValueError, match="level"):
         stats.Settings.from_config({"level": 95})
-    with pytest.raises(ValueError, match="valid: resamples, level, seed"):
+    with pytest.raises(ValueError, match="valid: resamples, level, seed, adjust"):
         stats.Settings.from_config({"resample": 1000})
+    with pytest.raises(ValueError, match="statistics.adjust is 'bonferroni': valid choices: none, holm, bh"):
+        stats.Settings.from_config({"adjust": "bonferroni"})
+    assert stats.Settings.from_config({"adjust": "bh"}).adjust == "bh" and stats.Settings().adjust == "holm"
 
 
-def test_power_and_trials_needed_agree_with_the_normal_approximation():
-    # a paired difference of 1 with sd 2: n = (2 * (1.96 + 0.8416) / 1)^2 = 31.4 -> 32
-    assert stats.trials_needed(1, 2) == 32
-    assert stats.power(32, 1, 2) >= 0.8 > stats.power(31, 1, 2)
-    assert stats.trials_needed(1, 2, paired_design=False) == 63  # two independent cells: twice the variance
-    assert stats.trials_needed(0.5, 0) == 2
-    with pytest.raises(ValueError, match="difference of 0"):
-        stats.trials_needed(0, 1)
-    # the published run-to-run figure: 4.8% disagreement is a full-marks sd of sqrt(0.024)
-    assert stats.sd_from_disagreement(0.048) == pytest.approx(math.sqrt(0.024))
+def test_the_power_formulas_agree_with_their_textbook_values():
+    # a paired difference of 1 with sd 2: the normal formula says 31.4; the noncentral t, 34 (R's power.t.test)
+    assert power.t_n(1, 2, 0.05, 0.8) == 34
+    assert power.t_power(10, 1, 2, 0.05) == pytest.approx(0.2932, abs=0.001)  # power.t.test(10, 1, 2, type="one")
+    # two proportions, 0.5 against 0.6: (1.96 sqrt(2 * .55 * .45) + 0.8416 sqrt(.25 + .24))^2 / 0.01 = 387.3
+    assert power.two_proportion_n(0.5, 0.6, 0.05, 0.8) == 388
+    # McNemar, discordant rates 0.3 and 0.2 (independent arms at 0.5 and 0.6): 390.1
+    assert power.mcnemar_n(0.3, 0.2, 0.05, 0.8) == 391
 
 
 def test_the_draws_are_uniform_independent_and_nested_across_arms():
@@ -90,42 +96,46 @@ def test_the_leaderboard_interval_of_the_stochastic_policy_covers_its_mean():
         assert row["net_lo"] <= mean <= row["net_hi"], (arm, row["net_lo"], row["net_hi"])
     (diff,) = paired_differences(pd.DataFrame(cards)).query("metric == 'net'").itertuples()
     assert diff.pairs == 20 and diff.excludes_zero and diff.lo <= 2 <= diff.hi
+    assert diff.marked and diff.p < 0.001 and diff.test.startswith("sign-flip, Monte Carlo")  # 20 > 16 pairs
 
 
 @pytest.mark.slow
 def test_coverage_of_the_95_percent_intervals_over_hundreds_of_seeds():
     """400 cells of 20 trials each (8,000 seeds of ref_coin under Vanilla, Binomial(8, 0.5), mean
-    4): the share of cells whose 95% interval covers 4 is close to 95%. (A percentile bootstrap of
-    20 trials is known to run slightly short of its level.)"""
+    4): the share of cells whose 95% t-interval covers 4 is close to 95%."""
     settings = stats.Settings()
     covered = sum(stats.interval([kept("Vanilla", 20 * cell + i) for i in range(20)], f"cell{cell}", settings).covers(4)
                   for cell in range(400))
     coverage = covered / 400
-    print(f"\ncoverage of the 95% bootstrap intervals of ref_coin (n = 20 per cell, 400 cells): {coverage:.3f}")
-    assert 0.90 <= coverage <= 0.98
+    print(f"\ncoverage of the 95% t-intervals of ref_coin (n = 20 per cell, 400 cells): {coverage:.3f}")
+    assert 0.93 <= coverage <= 0.98
 
 
 @pytest.mark.slow
 def test_a_planted_paired_difference_is_detected_at_the_predicted_rate():
     """Two arms of ref_coin whose p differ by 0.1 (0.5 and 0.6; nested draws: a paired difference
-    Binomial(8, 0.1), mean 0.8, sd 0.85). The power calculation ``specsnap power --from`` makes (the
-    paired bootstrap simulated on a pilot's differences: 200 seeds) predicts how often 400 fresh
-    studies of 8 seeds detect it (their paired interval excludes 0). The normal approximation, the
-    figure before any run, is printed beside it: for so few, skewed differences it is conservative."""
+    Binomial(8, 0.1), mean 0.8, sd 0.85, never negative). The power ``specsnap power --from`` predicts
+    (the sign-flip test simulated on a pilot's differences: 2,000 seeds) for studies of 8 and 12 seeds
+    is how often 1,000 fresh studies' sign-flip test marks the difference (each figure's Monte-Carlo
+    sd about 0.015). The t formula, printed
+    beside it, is far off for so few, so skewed and so tied differences: the reason the report
+    gives the test's own power."""
     policy = {"keep": {"probability": 0.5, "by_arm": {"B": 0.6}}}
 
     def differences(seeds):
         return [len(dropped(policy, "A", s, REQS)) - len(dropped(policy, "B", s, REQS)) for s in seeds]
 
-    n, studies = 8, 400
-    predicted = stats.simulated_power(differences(range(100_000, 100_200)), n)
-    normal = stats.power(n, 0.8, math.sqrt(8 * 0.1 * 0.9))
-    detected = sum(stats.paired([0] * n, differences(range(n * i, n * i + n)), f"study{i}").excludes_zero
-                   for i in range(studies)) / studies
-    print(f"\nplanted paired difference 0.8 (sd 0.85), {n} pairs: detected in {detected:.3f} of {studies} studies; "
-          f"predicted {predicted:.3f} (simulated on a 200-seed pilot), {normal:.3f} (normal approximation)")
-    assert abs(detected - predicted) <= 0.06
-    assert normal <= detected  # the approximation errs on the side of more seeds
+    pilot = np.array(differences(range(100_000, 102_000)), dtype=float)
+    draw = power.pilot_draw(pilot - pilot.mean(), 0.8, lattice=True)
+    studies = 1000
+    for n in (8, 12):
+        predicted = power.signflip_simulated_power(draw, n, 0.05, np.random.default_rng(n))
+        formula = power.t_power(n, 0.8, float(pilot.std(ddof=1)), 0.05)
+        detected = sum(stats.paired_test([0] * n, differences(range(n * i, n * i + n)), f"study{i}").p <= 0.05
+                       for i in range(studies)) / studies
+        print(f"\nplanted paired difference 0.8 (sd 0.85), {n} pairs: detected in {detected:.3f} of {studies} studies; "
+              f"predicted {predicted:.3f} (the test simulated on a 2,000-seed pilot), {formula:.3f} (t formula)")
+        assert abs(detected - predicted) <= 0.05
 
 
 def _intervals_study(tmp_path, seeds: int):
@@ -146,9 +156,11 @@ def test_every_trial_of_the_stochastic_policy_lands_on_its_own_draw(tmp_path):
     assert set(cards.groupby("arm")["net"].nunique()) != {1}  # the seeds differ: a real distribution
     board = board.set_index("arm")
     assert board["n"].tolist() == [3, 3] and board.loc["Vanilla", "expected_mean"] == 4
-    assert (board["net_lo"] <= board["net"]).all() and (board["net"] <= board["net_hi"]).all()
+    # three seeds of a stochastic policy: too few for an interval, and the rows say so
+    assert board["net_lo"].isna().all() and (board["net_interval"] == "n=3: too few for an interval (5 needed)").all()
     paired = pd.read_csv(run / "paired.csv").query("metric == 'net'")
-    assert paired["pairs"].tolist() == [3]
+    assert paired["pairs"].tolist() == [3] and paired["test"].tolist() == ["too few pairs (n=3; 6 needed)"]
+    assert not paired["marked"].any() and "too few pairs (n=3; 6 needed)" in (run / "leaderboard.md").read_text()
     want = np.mean([kept("State_MD_Only", s) - kept("Vanilla", s) for s in range(3)])
     assert paired["difference"].iloc[0] == round(want, 2)  # (paired.csv rounds to two places)
 
@@ -162,19 +174,28 @@ def test_the_intervals_study_covers_the_true_means(tmp_path):
     for row in board.itertuples():
         assert row.n == 20 and row.net_lo <= row.expected_mean <= row.net_hi, row
     (diff,) = pd.read_csv(run / "paired.csv").query("metric == 'net'").itertuples()
-    assert diff.excludes_zero and diff.lo <= 2 <= diff.hi
+    assert diff.excludes_zero and diff.lo <= 2 <= diff.hi and diff.marked
 
 
-def test_power_before_any_run_uses_the_published_run_to_run_figure():
+def test_power_before_any_run_from_a_stated_or_published_baseline():
     from conftest import specsnap
 
-    result = specsnap("power", "--metric", "full_marks", "--delta", "0.1")
-    assert result.returncode == 0, result.stderr
-    assert "4.8% disagreement" in result.stdout and "trials per cell (normal approximation): 38" in result.stdout
+    stated = specsnap("power", "--metric", "full_marks", "--baseline", "0.5", "--delta", "0.1")
+    assert stated.returncode == 0, stated.stderr
+    assert "trials per cell (two-proportion formula): 388" in stated.stdout and "assumptions:" in stated.stdout
+    assert "baseline rate of full marks is 0.5 and the compared arm's 0.6" in stated.stdout
+    # no baseline: the rate the published disagreement (19 of 404, Wilson [3.0%, 7.2%]) implies, with its range
+    published = specsnap("power", "--metric", "full_marks", "--delta", "0.1")
+    assert published.returncode == 0, published.stderr
+    assert "19 of 404 (4.7%, Wilson 95% [3.0%, 7.2%]" in published.stdout
+    assert "range of n over the baseline's interval: " in published.stdout
+    assert "give --baseline RATE" in published.stdout
     net = specsnap("power", "--delta", "1")
-    assert net.returncode == 2 and "use --metric full_marks" in net.stderr and "--from RUN" in net.stderr
+    assert net.returncode == 2 and "--from RUN" in net.stderr and "--sd S" in net.stderr
     bad = specsnap("power", "--delta", "1", "--metric", "nett")
     assert bad.returncode == 2 and "valid choices: full_marks, net" in bad.stderr
+    rate = specsnap("power", "--metric", "full_marks", "--baseline", "1.5", "--delta", "0.1")
+    assert rate.returncode == 2 and "strictly between 0 and 1" in rate.stderr
 
 
 def test_power_from_a_finished_study_pools_its_paired_differences(tmp_path):
@@ -192,8 +213,9 @@ def test_power_from_a_finished_study_pools_its_paired_differences(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     sd = float(np.std([2, 1, 3, 1], ddof=1))  # the differences 2, 1, 3, 1
-    assert report["design"] == "paired (same seed)" and report["sd"] == pytest.approx(sd)
-    assert report["n_normal"] == stats.trials_needed(1, sd) and report["n_simulated"] >= 5
+    assert report["design"] == "paired (same seed)"
+    assert report["parameters"]["sd of the paired differences"] == pytest.approx(sd)
+    assert report["n"] == power.t_n(1, sd, 0.05, 0.8) and report["n_test"] >= 6 and report["assumptions"]
 
 
 @pytest.mark.pipeline

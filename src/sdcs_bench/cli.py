@@ -532,17 +532,23 @@ def power(
     delta: Annotated[float, typer.Option("--delta", help="the smallest difference worth detecting (requirements "
                                                          "for net; a share for full_marks)")],
     metric: Annotated[str, typer.Option("--metric", help="net (requirements) or full_marks (share of trials)")] = "net",
-    from_run: Annotated[Optional[str], typer.Option("--from", help="a finished run whose variance to use (a pilot); "
-                                                                   "without it: the published run-to-run figure")] = None,
+    from_run: Annotated[Optional[str], typer.Option("--from", help="a finished run to plan from (a pilot): its "
+                                                                   "paired differences")] = None,
+    baseline: Annotated[Optional[str], typer.Option("--baseline", "--baseline-rate",
+                                                    help="full_marks without a pilot: the baseline rate (0.5), or a "
+                                                         "published count (19/404: its Wilson interval gives a range)")] = None,
+    sd: Annotated[Optional[float], typer.Option("--sd", help="net without a pilot: the SD of the paired "
+                                                            "differences")] = None,
     target: Annotated[float, typer.Option("--power", help="the chance of detecting it")] = 0.8,
-    level: Annotated[float, typer.Option("--level", help="the interval's coverage")] = 0.95,
+    level: Annotated[float, typer.Option("--level", help="1 - the two-sided test's level (0.95: 5%)")] = 0.95,
     results: ResultsOpt = Path("results"),
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
-    """How many trials per cell detect a difference of --delta (docs/statistics.md#how-many-seeds)."""
+    """How many trials per cell detect a difference of --delta with SpecSnap's sign-flip test, and
+    every assumption that answer rests on (docs/statistics.md#how-many-seeds)."""
     from sdcs_bench.pipeline.power import power_report
 
-    report = power_report(delta, metric=metric, target=target, level=level,
+    report = power_report(delta, metric=metric, target=target, level=level, baseline=baseline, sd=sd,
                           run_dir=_run_dir(results, from_run) if from_run else None)
     print(json.dumps(report.to_dict(), indent=2) if as_json else "\n".join(report.lines()))
 
@@ -604,11 +610,14 @@ def stability_command(
 def estimate(
     study: Annotated[str, typer.Option("--study", help="the study to estimate (see `specsnap list studies`)")] = "smoke",
     override: Annotated[Optional[list[str]], typer.Option("--override", help="a Hydra override, as for plan")] = None,
-    pilot: Annotated[Optional[str], typer.Option("--pilot", help="a finished run whose ledgers to estimate from")] = None,
+    pilot: Annotated[Optional[str], typer.Option("--pilot", help="a finished run whose trials to estimate from (their "
+                                                                 "split of input, cache and output, and their range)")] = None,
     results: ResultsOpt = Path("results"),
     as_json: Annotated[bool, typer.Option("--json", help="print the estimate as JSON")] = False,
 ) -> None:
-    """Sessions, tokens and dollars per agent for a planned study, each with its basis (docs/cost.md)."""
+    """Trials, sessions, tokens and dollars (with a low-high range) per agent for a planned study; per
+    workload, what one trial spends and the basis of that figure (docs/cost.md#before-a-run-specsnap-estimate).
+    Reference policies and replays cost $0: nothing is paid."""
     from sdcs_bench.pipeline import estimate as est
 
     found, _ = est.estimate(study, override or [], _run_dir(results, pilot) if pilot else None, results)

@@ -113,7 +113,8 @@ if workflow.is_main_process:
 
             compile_package()
         for line in apply_budget(Path(STUDY_DIR), {"max_usd": config.get("budget_max_usd"),
-                                                   "trial_max_usd": config.get("budget_trial_max_usd")}, dry,
+                                                   "trial_max_usd": config.get("budget_trial_max_usd"),
+                                                   "price_replay": config.get("budget_price_replay")}, dry,
                                  shared=workflow.storage_settings.default_storage_provider is None):
             print(f"specsnap: {line}", file=sys.stderr)
     except SpecSnapError as exc:

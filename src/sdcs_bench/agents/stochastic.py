@@ -7,12 +7,17 @@ them would), decided from the trial's seed. Each requirement's draw is a uniform
 the seed and the requirement's id (SHA-256), so a trial is reproducible, its closed form exact, and
 trials of different seeds independent. ``keep.by_arm`` gives an arm its own ``p``: two arms draw
 the same uniforms for the same seed, so a difference planted between them is a *paired* one (the
-requirements kept under the lower ``p`` are kept under the higher one too).
+requirements kept under the lower ``p`` are kept under the higher one too). ``keep.draws:
+independent`` makes each arm draw its own uniforms instead (the arm's name is hashed in too): two
+arms of the same ``p`` are then two independent samples of one distribution, the known null a test
+of the paired difference is checked against (the ``null_check`` study), where paired draws would
+make every difference exactly zero.
 
 Over seeds, the number of kept requirements is Binomial(n, p), its mean ``n * p``; with every kept
 requirement passing (the oracle's behaviour: it knows the whole kept sprint in every session) that
-is the net score's distribution. The paired difference between arms of ``p1 < p2`` is
-Binomial(n, p2 - p1).
+is the net score's distribution. With paired draws the difference between arms of ``p1 < p2`` is
+Binomial(n, p2 - p1); with independent draws it is the difference of two independent binomials
+(mean ``n * (p2 - p1)``, variance ``n * (p1 (1 - p1) + p2 (1 - p2))``).
 """
 
 from __future__ import annotations
@@ -35,10 +40,22 @@ def keep_probability(policy: dict[str, Any], arm: str) -> float | None:
     return p
 
 
-def draw(seed: int, requirement: str) -> float:
-    """The uniform number in [0, 1) of one requirement in the trial of ``seed``."""
-    digest = hashlib.sha256(f"specsnap-keep:{int(seed)}:{requirement}".encode()).digest()
+DRAWS = ("paired", "independent")
+
+
+def draw(seed: int, requirement: str, arm: str | None = None) -> float:
+    """The uniform number in [0, 1) of one requirement in the trial of ``seed`` (of ``arm`` too,
+    for independent draws)."""
+    key = f"specsnap-keep:{int(seed)}:{requirement}" + ("" if arm is None else f":{arm}")
+    digest = hashlib.sha256(key.encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _draws(policy: dict[str, Any]) -> str:
+    draws = (policy.get("keep") or {}).get("draws", "paired")
+    if draws not in DRAWS:
+        raise SpecSnapError(f"policy.keep.draws: {draws!r} is not one of {', '.join(DRAWS)}")
+    return draws
 
 
 def dropped(policy: dict[str, Any], arm: str, seed: int, requirements: Iterable[str]) -> frozenset[str]:
@@ -46,7 +63,8 @@ def dropped(policy: dict[str, Any], arm: str, seed: int, requirements: Iterable[
     p = keep_probability(policy, arm)
     if p is None:
         return frozenset()
-    return frozenset(r for r in requirements if draw(seed, r) >= p)
+    own = arm if _draws(policy) == "independent" else None
+    return frozenset(r for r in requirements if draw(seed, r, own) >= p)
 
 
 def distribution(policy: dict[str, Any], arm: str, n: int) -> dict[str, Any] | None:

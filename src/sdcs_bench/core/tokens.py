@@ -25,6 +25,7 @@ class TokenUsage:
     cache_write: int = 0
     output: int = 0
     reasoning: int = 0
+    cache_write_1h: int = 0  # the part of cache_write written for an hour (Anthropic), priced apart; not added to total
     source: str = "none"
 
     def __post_init__(self) -> None:

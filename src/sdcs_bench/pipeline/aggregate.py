@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.core.prices import PriceTable, add, ledger_cost, row_cost
+from sdcs_bench.core.prices import PriceTable, Spend, add, ledger_spend, replayed, row_cost, row_spend
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
@@ -197,12 +197,12 @@ def _metered(cell: dict[str, str]) -> list[str]:
 
 
 def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any],
-                 costs: dict[str, tuple[float | None, int]]) -> list[dict[str, Any]]:
+                 costs: dict[str, Spend]) -> list[dict[str, Any]]:
     rows = []
     resumed = {r["session"]: r for r in (card.get("resume") or {}).get("sessions") or []}
     for session in sessions:
         rec = json.loads(Path(layout.stage_json(session)).read_text())["session"]
-        cost, unpriced = costs[session]
+        spend = costs[session]
         rows.append(
             {
                 "trial": card["trial"],
@@ -223,8 +223,9 @@ def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any],
                 "repo_memory_created": ";".join((rec.get("repo_memory_files") or {}).get("created", [])),
                 # a continuation's wall time before its first useful edit (docs/scoring.md)
                 "resume_wall_s": (resumed.get(rec["session"]) or {}).get("wall_s"),
-                # what its model calls cost (docs/cost.md): empty when a call's model has no price
-                "cost_usd": cost, "cost_unpriced_tokens": unpriced,
+                # what its model calls cost (docs/cost.md): empty when a call's model has no price; $0
+                # for a replay (nothing paid), its calls at list prices apart (hypothetical)
+                **_spend_columns([spend]),
             }
         )
     return rows
@@ -233,7 +234,8 @@ def _ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any],
 def _call_rows(calls_by_stage: dict[str, list[dict[str, Any]]], card: dict[str, Any],
                prices: PriceTable) -> list[dict[str, Any]]:
     """Every model call of every session and handoff (the proxy's per-call ledgers), one row each, with
-    its cost (empty when its model has no price)."""
+    its cost (empty when its model has no price; $0 for a replayed call, whose list-price equivalent is
+    ``hypothetical_list_usd``: nothing was paid)."""
     rows = []
     for session, ledger in calls_by_stage.items():
         for call in ledger:
@@ -245,7 +247,8 @@ def _call_rows(calls_by_stage: dict[str, list[dict[str, Any]]], card: dict[str, 
                 "refused": call.get("refused"), "latency_s": call.get("latency_s"), "source": call.get("source"),
                 **{f"tokens_{k}": usage.get(k) for k in ("uncached_input", "cache_read", "cache_write", "output",
                                                           "reasoning", "total")},
-                "cost_usd": row_cost(prices, call),
+                "cost_usd": row_spend(prices, call),
+                "hypothetical_list_usd": row_cost(prices, call) if replayed(call) else None,
             })
     return rows
 
@@ -267,14 +270,14 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
         layout, sessions = study.trial(cell["trial"]), _sessions(cell)
         card = json.loads(Path(layout.file("score", SCORECARD)).read_text())
         by_stage = {s: read_ledger(Path(layout.outputs(s)["ledger"])) for s in _metered(cell)}
-        costs = {s: ledger_cost(prices, rows) for s, rows in by_stage.items()}
-        cards.append({**_scorecard_row(card), "cost_usd": add(*(c for c, _ in costs.values())),
-                      "cost_unpriced_tokens": sum(u for _, u in costs.values())})
+        costs = {s: ledger_spend(prices, rows) for s, rows in by_stage.items()}
+        cards.append({**_scorecard_row(card), **_spend_columns(list(costs.values()))})
         ledger += _ledger_rows(layout, sessions, card, costs)
         calls += _call_rows(by_stage, card, prices)
         inputs += [layout.file("score", SCORECARD), *(layout.outputs(s)["ledger"] for s in by_stage)]
     for path, card in by_hand:  # a person's own runs, labelled as such (no stage records, no ledger: no cost)
-        cards.append({**_scorecard_row(card), "cost_usd": None, "cost_unpriced_tokens": card["tokens"]["total"]})
+        cards.append({**_scorecard_row(card), "cost_usd": None, "cost_unpriced_tokens": card["tokens"]["total"],
+                      "hypothetical_list_usd": None})
         inputs.append(str(path))
     settings = read_settings(study)
     inputs += [p for p in (study.statistics_file, study.prices_file) if Path(p).is_file()]
@@ -282,7 +285,7 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
     _write(study.scorecards, scorecards.to_csv(index=False))
     _write(study.ledger, pd.DataFrame(ledger).to_csv(index=False))
     _write(study.calls, pd.DataFrame(calls).to_csv(index=False))
-    board = leaderboard(scorecards, settings)
+    board = with_list_prices(leaderboard(scorecards, settings), scorecards)
     paired = paired_differences(scorecards, settings)
     _write(study.paired, paired.to_csv(index=False))
     _write(study.leaderboard("csv"), board.to_csv(index=False))
@@ -402,7 +405,7 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
     cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "budget_exhausted",
             "limit_exceeded", "n",
             "n_requirements", "raw", "net",
-            "net_interval", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi")), "tes", "tokens",
+            "net_interval", "full_marks", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi")), "tes", "tokens",
             "cost_usd", "cost_usd_total", "cost_unpriced_tokens", "turns",
             "baseline_kept", "predicted_resolved", "tokens_vs_vanilla", "resolved_vs_vanilla",
             "s1_edit_survived", "expected_net", "expected_mean", "matches_expected", "defects_survived", *STANDARDS_MEANS,
@@ -411,7 +414,7 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
             *RESUME_MEANS, *HANDOFF_MEANS]
     board = board.astype({"withheld_k": "Int64", "tests_total": "Int64", "expected_tests": "Int64"})
     return board[cols].round({"raw": 2, "net": 2, "tes": 2, "tokens": 0, "turns": 1, "baseline_kept": 2,
-                              "expected_net": 2, "expected_mean": 2, "cost_usd": 4, "cost_usd_total": 4,
+                              "expected_net": 2, "expected_mean": 2, "full_marks": 2, "cost_usd": 4, "cost_usd_total": 4,
                               **{f"{m}_{end}": INTERVAL_METRICS[m] for m in INTERVAL_METRICS for end in ("lo", "hi")},
                               "tokens_vs_vanilla": 2, "resolved_vs_vanilla": 2, "s1_edit_survived": 2,
                               "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
@@ -425,7 +428,8 @@ def leaderboard(scorecards: pd.DataFrame, settings: stats.Settings = stats.Setti
 PAIRED_AXES = (("arm", "Vanilla"), ("continuation", "reset"))
 PAIRED_METRICS = ("net", "tokens")
 PAIRED_COLUMNS = ["axis", "baseline", "compared", "metric", "workload", "variant", "continuation", "arm", "agent",
-                  "agent_kind", "pairs", "baseline_mean", "compared_mean", "difference", "lo", "hi", "excludes_zero"]
+                  "agent_kind", "pairs", "baseline_mean", "compared_mean", "difference", "sd", "effect_size", "lo", "hi",
+                  "excludes_zero", "test", "p", "p_adjusted", "adjust", "marked"]
 
 
 def matched_pairs(cards: pd.DataFrame, metrics: tuple[str, ...]
@@ -449,22 +453,40 @@ def matched_pairs(cards: pd.DataFrame, metrics: tuple[str, ...]
 def paired_differences(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settings()) -> pd.DataFrame:
     """For each arm against Vanilla (and each continuation mode against reset), within every
     workload, variant (a cut point is a variant), the other axis and agent: the mean of the paired
-    differences ``compared - baseline`` over the seeds both have a valid trial for, and its paired
-    bootstrap interval. ``excludes_zero`` marks the rows whose interval does not contain 0."""
+    differences ``compared - baseline`` over the seeds both have a valid trial for, their SD and
+    effect size, the t-interval (``lo``, ``hi``; ``excludes_zero``) and the two-sided sign-flip test
+    (:func:`stats.paired_test`): ``p``, and ``p_adjusted`` across the table's tests (one table per
+    axis and metric; ``statistics.adjust``: holm by default). ``marked``: the adjusted p is at most
+    1 - level. A comparison of too few pairs, or of a deterministic reference policy (its closed
+    form), has no test: ``test`` says which."""
     if scorecards.empty:
         return pd.DataFrame(columns=PAIRED_COLUMNS)
     rows = []
-    for axis, base, compared, where, pairs in matched_pairs(scorecards[stats.counted(scorecards)], PAIRED_METRICS):
+    counted = scorecards[stats.counted(scorecards)]
+    if "expected_mean" not in counted:
+        counted = counted.assign(expected_mean=float("nan"))
+    for axis, base, compared, where, pairs in matched_pairs(counted, (*PAIRED_METRICS, "expected_mean")):
+        fixed = where.get("agent_kind") == REFERENCE_KIND and bool(
+            pairs["expected_mean"].isna().all() and pairs["expected_mean_base"].isna().all())
         for metric in PAIRED_METRICS:
             got = pairs[[f"{metric}_base", metric]].dropna()
             label = "/".join(map(str, (axis, compared, *where.values(), metric)))
-            iv = stats.paired(got[f"{metric}_base"].tolist(), got[metric].tolist(), label, settings)
+            res = stats.paired_test(got[f"{metric}_base"].tolist(), got[metric].tolist(), label, settings, fixed)
             rows.append({"axis": axis, "baseline": base, "compared": compared, "metric": metric, **where,
-                         axis: compared, "pairs": iv.n, "baseline_mean": got[f"{metric}_base"].mean(),
-                         "compared_mean": got[metric].mean(), "difference": iv.mean, "lo": iv.lo, "hi": iv.hi,
-                         "excludes_zero": iv.excludes_zero})
-    return pd.DataFrame(rows, columns=PAIRED_COLUMNS).round(
-        {"baseline_mean": 2, "compared_mean": 2, "difference": 2, "lo": 2, "hi": 2})
+                         axis: compared, "pairs": res.n, "baseline_mean": got[f"{metric}_base"].mean(),
+                         "compared_mean": got[metric].mean(), "difference": res.mean, "sd": res.sd,
+                         "effect_size": res.effect_size, "lo": res.lo, "hi": res.hi,
+                         "excludes_zero": res.excludes_zero, "test": res.test, "p": res.p})
+    out = pd.DataFrame(rows, columns=PAIRED_COLUMNS)
+    out["adjust"] = settings.adjust
+    out["p_adjusted"] = None
+    for _, table in out.groupby(["axis", "metric"], sort=False):
+        out.loc[table.index, "p_adjusted"] = pd.Series(stats.adjust(table["p"].tolist(), settings.adjust),
+                                                       index=table.index, dtype=object)
+    out["p_adjusted"] = out["p_adjusted"].astype(float)
+    out["marked"] = out["p_adjusted"].le(settings.alpha + 1e-12)
+    return out.round({"baseline_mean": 2, "compared_mean": 2, "difference": 2, "sd": 2, "effect_size": 2, "lo": 2,
+                      "hi": 2, "p": 4, "p_adjusted": 4})
 
 
 def interval_texts(frame: pd.DataFrame, n: str, mean: str, lo: str, hi: str) -> list[str]:
@@ -474,22 +496,34 @@ def interval_texts(frame: pd.DataFrame, n: str, mean: str, lo: str, hi: str) -> 
             cols.astype(object).where(cols.notna(), None).itertuples(index=False)]
 
 
-# The scores each leaderboard row gives an interval for, and the digits they are rounded to.
-INTERVAL_METRICS = {"raw": 2, "net": 2, "tes": 2, "tokens": 0, "tests_passed": 2, "cost_usd": 4}
+# The scores each leaderboard row gives an interval for, and the digits they are rounded to: a
+# t-interval for the means of counts and scores, Wilson for the shares (docs/statistics.md).
+INTERVAL_METRICS = {"raw": 2, "net": 2, "tes": 2, "tokens": 0, "tests_passed": 2, "cost_usd": 4, "full_marks": 2,
+                    "s1_edit_survived": 2}
+SHARE_METRICS = ("full_marks", "s1_edit_survived")  # a 0/1 outcome per trial
+
+
+def _deterministic(kind: str, part: pd.DataFrame) -> bool:
+    """A row of a deterministic reference policy: its trials land on closed forms (no distribution)."""
+    return kind == REFERENCE_KIND and ("expected_mean" not in part or bool(part["expected_mean"].isna().all()))
 
 
 def _intervals(valid: pd.DataFrame, settings: stats.Settings) -> pd.DataFrame:
-    """Per row (over its valid trials): n and each metric's interval bounds (:mod:`.stats`); each
-    row's resamples seeded by the study's seed and the row's own key."""
-    cols = ["n", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi"))]
+    """Per row (over its valid trials): n, the share with full marks, and each metric's interval
+    bounds (:func:`stats.interval`; none below its n, but a deterministic reference policy's exact
+    zero-width one)."""
+    cols = ["n", "full_marks", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi"))]
     keys, out = [], []
+    valid = valid.assign(full_marks=(valid["net"] == valid["n_requirements"]).astype(float))
     for key, part in valid.groupby(GROUP, sort=True):
-        row: dict[str, Any] = {"n": len(part)}
+        row: dict[str, Any] = {"n": len(part), "full_marks": float(part["full_marks"].mean())}
+        fixed = _deterministic(key[GROUP.index("agent_kind")], part)
         for metric in INTERVAL_METRICS:
             values = part[metric].tolist() if metric in part else []
             if metric == "cost_usd" and part[metric].isna().any():
                 values = []  # a cost unknown for one trial is unknown for the row: no interval either
-            iv = stats.interval(values, "/".join(map(str, key)) + f"/{metric}", settings)
+            kind = "share" if metric in SHARE_METRICS else "mean"
+            iv = stats.interval(values, "/".join(map(str, key)) + f"/{metric}", settings, kind, fixed)
             row[f"{metric}_lo"], row[f"{metric}_hi"] = iv.lo, iv.hi
         keys.append(key)
         out.append(row)
@@ -607,10 +641,11 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
             lines += [f"> **{head}: {count} trial{'s' if count != 1 else ''} {text}", ""]
     tampered, stopped = int(board["tampered"].sum()), int(board["budget_exhausted"].sum())
     level = f"{settings.level:.0%}"
-    lines += [f"`net` is the mean over the row's `n` valid trials; `net {level} CI` its {level} percentile-bootstrap "
-              f"interval ({settings.resamples} resamples, seed {settings.seed}; none for n = 1; zero width when every "
-              "trial scored the same, as a deterministic reference policy does). `expected_mean`: a stochastic "
-              "reference policy's true mean (docs/statistics.md).", ""]
+    lines += [f"`net` is the mean over the row's `n` valid trials; `net {level} CI` its {level} t-interval (full marks "
+              f"and S1-edit survival: Wilson, in leaderboard.csv), printed from n = {stats.MIN_INTERVAL_N}, where its "
+              "simulated coverage is at least 93%; below, the cell says too few. A deterministic reference policy's is "
+              "its closed form, zero width from two trials. `expected_mean`: a stochastic reference policy's true "
+              "mean (docs/statistics.md).", ""]
     cols = ["workload", "arm", "agent", "agent_kind", "variant", "trials", "invalid", "tampered", "n", "raw", "net",
             f"net {level} CI", "n_requirements",
             "tes", "tokens", "s1_edit_survived", "expected_net", "matches_expected"]
@@ -628,11 +663,11 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
     if int(board["limit_exceeded"].sum()):
         cols.insert(cols.index("n"), "limit_exceeded")
     if (board["agent_kind"] != REFERENCE_KIND).any():  # what a model's trials cost (docs/cost.md)
-        cols[cols.index("tokens") + 1:cols.index("tokens") + 1] = ["cost_usd", "cost_usd_total"]
+        cost_cols = ["cost_usd", "cost_usd_total", *([LIST_PRICE_COLUMN] if (board["agent_kind"] == REPLAY_KIND).any()
+                                                     else [])]
+        cols[cols.index("tokens") + 1:cols.index("tokens") + 1] = cost_cols
     lines += [_cost_line(board), ""]
-    lines += _table(board.assign(cost_usd=board["cost_usd"].astype(object).where(board["cost_usd"].notna(), "unknown"),
-                                 cost_usd_total=board["cost_usd_total"].astype(object)
-                                 .where(board["cost_usd_total"].notna(), "unknown")), cols)
+    lines += _table(cost_cells(board), cols)
     for rows, title, text, renames, cols in _family_sections(board):
         if len(rows):
             # (a column renamed onto another's name replaces it: the trial's tokens give way to the
@@ -640,45 +675,154 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
             shown = rows.drop(columns=[c for c in renames.values() if c in rows and c not in renames])
             lines += ["", f"## {title}", "", text, "", *_table(shown.rename(columns=renames), cols)]
     if paired is not None and len(paired):
-        lines += ["", *_paired_markdown(paired, level)]
+        lines += ["", *_paired_markdown(paired, settings)]
     return "\n".join(lines) + "\n"
 
 
 def _cost_line(board: pd.DataFrame) -> str:
     """The study's cost in one line (docs/cost.md): what its model calls cost at the price table's
-    prices, or that it is unknown, with the tokens no price covers."""
+    prices, or that it is unknown, with the tokens no price covers. Reference policies and replays
+    paid nothing: $0, said so; a replay's calls at list prices follow, labelled hypothetical."""
     trials = int(board["trials"].sum())
-    unpriced = int(board["cost_unpriced_tokens"].fillna(0).sum())
-    known = board["cost_usd_total"].dropna()
-    if len(known) == len(board):
-        text = f"**Cost of the study**: ${known.sum():.4f} over {trials} trials (model calls at conf/prices.yaml's prices"
-        text += "; reference policies call no model and cost $0)." if (board["agent_kind"] == REFERENCE_KIND).any() else ")."
-        return text
-    return (f"**Cost of the study**: unknown: {unpriced:,} tokens were spent by models conf/prices.yaml has no price for "
-            f"(counted, not priced); the rows with a price cost ${known.sum():.4f}.")
+    kinds = board["agent_kind"]
+    replay, reference = kinds == REPLAY_KIND, kinds == REFERENCE_KIND
+    paid = board[~replay & ~reference]
+    unpriced = int(paid["cost_unpriced_tokens"].fillna(0).sum())
+    known = paid["cost_usd_total"].dropna()
+    free = [what for what, present in (("reference policies call no model", reference.any()),
+                                        ("replays answer from a script, calling no model", replay.any())) if present]
+    free_text = f"{' and '.join(free)}: $0, nothing paid" if free else ""
+    if not len(paid):
+        text = f"**Cost of the study**: $0 over {trials} trials: no trial called a paid model ({free_text})."
+    elif len(known) == len(paid):
+        text = (f"**Cost of the study**: ${known.sum():.4f} over {trials} trials (model calls at conf/prices.yaml's "
+                f"prices{'; ' + free_text if free else ''}).")
+    else:
+        text = (f"**Cost of the study**: unknown: {unpriced:,} tokens were spent by models conf/prices.yaml has no price "
+                f"for (counted, not priced); the rows with a price cost ${known.sum():.4f}"
+                f"{' (' + free_text + ')' if free else ''}.")
+    if replay.any():
+        listed = board.loc[replay, LIST_PRICE_COLUMN] if LIST_PRICE_COLUMN in board else pd.Series(dtype=float)
+        if len(listed) and listed.notna().all():
+            text += (f" Hypothetical, never paid: at the list prices of the models the harnesses were told they talk "
+                     f"to, the replayed calls would have cost ${listed.sum():.4f}.")
+        else:
+            text += (" Hypothetical, never paid: at list prices the replayed calls' cost is unknown (a replayed model "
+                     f"has no price; the replay rows with one come to ${listed.dropna().sum():.4f}).")
+    return text
 
 
-def _paired_markdown(paired: pd.DataFrame, level: str) -> list[str]:
+# A replay's calls at list prices: what they would have cost had a model answered them (nothing was paid).
+LIST_PRICE_COLUMN = "hypothetical_list_usd"
+
+
+def _spend_columns(spends: list[Spend]) -> dict[str, Any]:
+    """A session's or a trial's cost columns from its ledgers' :class:`Spend` (docs/cost.md): what it
+    paid (a replayed call pays $0), the tokens no price covers, and, where it replayed calls, their
+    list-price equivalent (hypothetical; empty where nothing was replayed or a replayed model has no
+    price)."""
+    return {"cost_usd": add(*(s.usd for s in spends)),
+            "cost_unpriced_tokens": sum(s.unpriced_tokens for s in spends),
+            LIST_PRICE_COLUMN: add(*(s.hypothetical_list_usd for s in spends))
+            if any(s.replayed_calls for s in spends) else None}
+
+
+def with_list_prices(board: pd.DataFrame, scorecards: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard with each replay row's ``hypothetical_list_usd``: its trials' replayed calls at
+    list prices, summed (unknown where one's is); empty on every other row (they paid what they cost)."""
+    if board.empty or scorecards.empty or LIST_PRICE_COLUMN not in scorecards:
+        return board.assign(**{LIST_PRICE_COLUMN: float("nan")})
+    cards = scorecards[scorecards["agent_kind"] == REPLAY_KIND]
+    if "continuation" not in cards:  # (scorecards written before continuation modes: all reset)
+        cards = cards.assign(continuation="reset")
+    if cards.empty:
+        return board.assign(**{LIST_PRICE_COLUMN: float("nan")})
+    listed = cards.groupby(GROUP, sort=True)[LIST_PRICE_COLUMN].agg(
+        lambda v: round(float(v.sum()), 4) if v.notna().all() else float("nan")).rename(LIST_PRICE_COLUMN)
+    out = board.drop(columns=[LIST_PRICE_COLUMN], errors="ignore").merge(listed.reset_index(), on=GROUP, how="left")
+    return out.set_axis(board.index)
+
+
+def cost_cells(board: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboard's cost columns as its markdown table shows them: "unknown" where a model has
+    no price; on a reference policy's and a replay's rows, $0 and why (nothing was paid); a replay's
+    list-price equivalent labelled hypothetical."""
+    kinds = board["agent_kind"]
+    why = pd.Series("", index=board.index).mask(kinds == REFERENCE_KIND, "0 (no model called)") \
+        .mask(kinds == REPLAY_KIND, "0 (replay: nothing paid)")
+
+    def shown(column: str) -> pd.Series:
+        values = board[column].astype(object).where(board[column].notna(), "unknown")
+        return values.mask(why != "", why)
+
+    out = board.assign(cost_usd=shown("cost_usd"), cost_usd_total=shown("cost_usd_total"))
+    if LIST_PRICE_COLUMN in board:
+        listed = board[LIST_PRICE_COLUMN].map(lambda v: "unknown" if pd.isna(v) else f"{v:.4f}")
+        out[LIST_PRICE_COLUMN] = listed.where(kinds == REPLAY_KIND, "").map(
+            lambda v: f"{v} (hypothetical, not paid)" if v else v)
+    else:
+        out[LIST_PRICE_COLUMN] = ""
+    return out
+
+
+ADJUST_NAMES = {"holm": "Holm-adjusted", "bh": "Benjamini-Hochberg-adjusted", "none": "unadjusted"}
+
+
+def paired_summary(rows: pd.DataFrame, settings: stats.Settings) -> str:
+    """One table's comparisons in words: how many, how many tested and marked, how many had too few
+    pairs or are closed forms, and what marking means (the adjustment; what chance alone would mark)."""
+    made = len(rows)
+    tested = int(rows["p"].notna().sum())
+    marked = int(rows["marked"].sum())
+    few = int(rows["test"].str.startswith("too few").sum())
+    closed = int((rows["test"] == stats.CLOSED_FORM).sum())
+    alpha = settings.alpha
+    text = (f"**{made} comparison{'s' if made != 1 else ''}**, {tested} tested, {marked} marked `*` (two-sided sign-flip "
+            f"test, {ADJUST_NAMES[settings.adjust]} p <= {alpha:g} across the table's {tested} test"
+            f"{'s' if tested != 1 else ''})")
+    extra = []
+    if few:
+        extra.append(f"{few} with too few pairs to test ({stats.min_pairs(alpha)} needed at this level)")
+    if closed:
+        extra.append(f"{closed} of deterministic reference policies (a closed form: no test)")
+    text += ("; " + "; ".join(extra) if extra else "") + ". "
+    if settings.adjust == "none":
+        text += (f"Not adjusted for the number of tests: with no true difference anywhere, up to about "
+                 f"{tested * alpha:.1f} of {tested} would be marked by chance.")
+    elif settings.adjust == "holm":
+        text += f"With no true difference anywhere, the chance of any mark in this table is at most {alpha:g}."
+    else:
+        text += f"Of the marked comparisons, at most a share {alpha:g} are expected to be false discoveries."
+    return text
+
+
+def _paired_markdown(paired: pd.DataFrame, settings: stats.Settings) -> list[str]:
     """The paired differences: one table per axis, the net rows (tokens: paired.csv)."""
     lines = ["## Paired differences", ""]
+    level = f"{settings.level:.0%}"
     for axis, rows in paired[paired["metric"] == "net"].groupby("axis", sort=False):
         base = rows["baseline"].iloc[0]
-        made, marked = len(rows), int(rows["excludes_zero"].sum())
         lines += [f"### Each {axis} against {base} (net)", "",
                   f"Over trials that share workload, variant, {'continuation' if axis == 'arm' else 'arm'}, agent and "
-                  f"seed: the mean of `{axis} - {base}` over the `pairs`, with its {level} paired-bootstrap interval. "
-                  f"**{made} comparison{'s' if made != 1 else ''}**, {marked} marked `*` (the interval excludes 0). "
-                  f"The intervals are not adjusted for the number of comparisons: with no true difference anywhere, "
-                  f"about {made * (1 - float(level.rstrip('%')) / 100):.1f} of {made} would be marked by chance. "
-                  "With one pair there is no interval.", ""]
+                  f"seed: the mean of `{axis} - {base}` over the `pairs`, the effect size (mean / SD of the "
+                  f"differences), its {level} t-interval (from {stats.MIN_INTERVAL_N} pairs), the sign-flip test's p "
+                  f"and the adjusted p ({settings.adjust}). " + paired_summary(rows, settings), ""]
         shown = rows.assign(interval=interval_texts(rows, "pairs", "difference", "lo", "hi"),
-                            mark=["*" if x else "" for x in rows["excludes_zero"]])
+                            mark=[_mark(r) for r in rows.itertuples(index=False)])
         other = "continuation" if axis == "arm" else "arm"
-        lines += _table(shown.rename(columns={"baseline_mean": base, "compared_mean": "mean"}),
-                        ["workload", "variant", other, "agent", axis, "pairs", base, "mean", "difference", "interval",
-                         "mark"])
+        lines += _table(shown.rename(columns={"baseline_mean": base, "compared_mean": "mean", "effect_size": "effect",
+                                              "p_adjusted": f"p ({settings.adjust})"}),
+                        ["workload", "variant", other, "agent", axis, "pairs", base, "mean", "difference", "effect",
+                         "interval", "p", f"p ({settings.adjust})", "mark"])
         lines.append("")
     return lines
+
+
+def _mark(row: Any) -> str:
+    """A paired row's mark: ``*`` where the adjusted p reaches the level; else why there is no test."""
+    if row.marked:
+        return "*"
+    return "" if row.test.startswith("sign-flip") else row.test
 
 
 def _table(board: pd.DataFrame, cols: list[str]) -> list[str]:

@@ -3,10 +3,13 @@
 The plan carries the configured ``budget`` (``plan/budget.json``); a run's command line may set
 ``budget_max_usd`` / ``budget_trial_max_usd`` over it without changing the run's identity. The
 effective limits are written to ``results/<run>/budget/budget.json``, which every session's proxy
-reads (:mod:`sdcs_bench.session.budget`). When they are raised (or lifted), each trial a smaller
-budget stopped is opened again: its first stopped session's directory is moved aside (kept, as
-``session_<k>.budget_exhausted.<n>``), so Snakemake runs that session again from its predecessor's
-snapshot, and everything after it.
+reads (:mod:`sdcs_bench.session.budget`), with ``price_replay``: whether the run prices its replay
+calls (a scripted model: nothing paid) for a test of the budget (the planned setting, or the
+command line's ``price_replay``); without it a replay is never stopped and needs no price. When the
+limits are raised (or lifted), each trial a smaller budget stopped is opened again: its first
+stopped session's directory is moved aside (kept, as ``session_<k>.budget_exhausted.<n>``), so
+Snakemake runs that session again from its predecessor's snapshot, and everything after it; so is a
+replay trial a priced replay stopped, once replay is no longer priced.
 """
 
 from __future__ import annotations
@@ -24,23 +27,44 @@ from sdcs_bench.pipeline.plan import BUDGET_KEYS, INPUTS_FILE, check_limit, read
 from sdcs_bench.session.budget import REASON, limits_path, read_limits
 
 EXHAUSTED = REASON  # a session's status when the budget refused it a call
+PRICE_REPLAY = "price_replay"  # the setting that prices replay calls for a test of the budget
 
 
-def _planned(study_dir: Path) -> dict[str, float | None]:
+def _planned(study_dir: Path) -> dict[str, Any]:
     path = Path(StudyLayout(str(study_dir)).budget_file)
     data = json.loads(path.read_text()) if path.is_file() else {}
-    return {k: data.get(k) for k in BUDGET_KEYS}
+    return {k: data.get(k) for k in (*BUDGET_KEYS, PRICE_REPLAY)}
 
 
-def effective_limits(study_dir: Path, command_line: dict[str, Any]) -> dict[str, float | None]:
+def check_switch(name: str, value: Any) -> bool:
+    """A yes/no setting: true or false (as YAML or a command line gives it)."""
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in ("true", "false"):
+        return str(value).strip().lower() == "true"
+    raise SpecSnapError(f"{name} is {value!r}: true or false")
+
+
+def effective_limits(study_dir: Path, command_line: dict[str, Any]) -> dict[str, Any]:
+    """The run's limits (the command line's over the planned ones) and its ``price_replay``."""
     planned = _planned(study_dir)
-    return {k: check_limit(f"budget_{k}", command_line[k]) if command_line.get(k) is not None else planned[k]
-            for k in BUDGET_KEYS}
+    limits: dict[str, Any] = {k: check_limit(f"budget_{k}", command_line[k]) if command_line.get(k) is not None
+                              else planned[k] for k in BUDGET_KEYS}
+    price = command_line.get(PRICE_REPLAY)
+    limits[PRICE_REPLAY] = check_switch(f"budget_{PRICE_REPLAY}", price) if price is not None else \
+        check_switch(f"budget.{PRICE_REPLAY}", planned[PRICE_REPLAY] or False)
+    return limits
 
 
-def _check_priced(study_dir: Path, limits: dict[str, float | None]) -> None:
-    """With a budget, every agent that calls a model must have a price (else the budget cannot be kept)."""
-    if all(v is None for v in limits.values()):
+def _limited(limits: dict[str, Any]) -> bool:
+    """Is any limit set (a budget to keep)?"""
+    return any(limits.get(k) is not None for k in BUDGET_KEYS)
+
+
+def _check_priced(study_dir: Path, limits: dict[str, Any]) -> None:
+    """With a budget, every agent that pays for model calls must have a price (else the budget cannot
+    be kept). A replay agent pays nothing: it needs one only where the run prices replay."""
+    if not _limited(limits):
         return
     layout = StudyLayout(str(study_dir))
     try:
@@ -49,15 +73,22 @@ def _check_priced(study_dir: Path, limits: dict[str, float | None]) -> None:
     except (OSError, ValueError, KeyError) as exc:
         raise SpecSnapError(f"{study_dir}: a budget needs the plan's agents and price table ({exc})") from None
     for name, agent in sorted(agents.items()):
-        if agent.get("proxy", "none") != "none" and table.find(str(agent.get("model"))) is None:
-            raise SpecSnapError(f"a budget is set, but agent {name}'s model {agent.get('model')!r} has no price in "
-                                "conf/prices.yaml, so its calls cannot be counted against it: add its price (with its "
-                                "source and date), or run without a budget")
+        proxy = agent.get("proxy", "none")
+        if proxy == "none" or (proxy == "replay" and not limits.get(PRICE_REPLAY)):
+            continue
+        if table.find(str(agent.get("model"))) is None:
+            priced = " and the run prices replay for a test of it" if proxy == "replay" else ""
+            raise SpecSnapError(f"a budget is set{priced}, but agent {name}'s model {agent.get('model')!r} has no "
+                                "price in conf/prices.yaml, so its calls cannot be counted against it: add its price "
+                                "(with its source and date), or run without a budget")
 
 
-def _raised(old: dict[str, Any], new: dict[str, float | None], by: str | None) -> bool:
+def _raised(old: dict[str, Any], new: dict[str, Any], by: str | None, priced_replay: bool = False) -> bool:
     """Whether the limit that stopped a stage (``by``: "run" or "trial") is higher now (or gone). A
-    stage stopped because a call could not be priced or the spend ledger read is opened on any change."""
+    stage stopped because a call could not be priced or the spend ledger read is opened on any change;
+    a replay stopped only because the run priced replay, once replay is no longer priced."""
+    if priced_replay and not new.get(PRICE_REPLAY):
+        return True
     keys = {"run": ("max_usd",), "trial": ("trial_max_usd",)}.get(by or "")
     if keys is None:
         return any(new[k] != old.get(k) for k in BUDGET_KEYS)
@@ -109,7 +140,8 @@ def _stopped_below(stage_json: Path, limits: dict[str, float | None]) -> bool:
         budget = (handoff.get("summary") or {}).get("budget") or {}
     else:
         return False
-    return _raised(budget.get("limits") or {}, limits, budget.get("refused_by"))
+    return _raised(budget.get("limits") or {}, limits, budget.get("refused_by"),
+                   bool(budget.get("replay_priced_for_budget_test")))
 
 
 def apply_budget(study_dir: Path, command_line: dict[str, Any], dry_run: bool = False,
@@ -119,7 +151,7 @@ def apply_budget(study_dir: Path, command_line: dict[str, Any], dry_run: bool = 
     from sdcs_bench.pipeline.runlock import StudyBusy, hold_study_lock
 
     limits = effective_limits(study_dir, command_line)
-    if not shared and any(v is not None for v in limits.values()):
+    if not shared and _limited(limits):
         raise SpecSnapError("a budget is kept in a spend ledger every job of the run shares, and this run's jobs share "
                             "no file system (a storage provider): run it without a budget, or on a shared directory "
                             "(local, SLURM)")
@@ -136,10 +168,12 @@ def apply_budget(study_dir: Path, command_line: dict[str, Any], dry_run: bool = 
     if not dry_run:  # (after the stages are moved: an interrupted move is done again next time)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps(limits, indent=2, sort_keys=True) + "\n")
-    if all(v is None for v in limits.values()) and not any((old or {}).values()):
+    if not _limited(limits) and not _limited(old or {}):
         return []  # (no budget, and none before: nothing to say)
     lines = [f"budget: run ${limits['max_usd']:g}" if limits["max_usd"] is not None else "budget: run unlimited"]
     lines[0] += f", trial ${limits['trial_max_usd']:g}" if limits["trial_max_usd"] is not None else ", trial unlimited"
+    if limits[PRICE_REPLAY]:
+        lines[0] += "; replay calls priced at list prices for a test of the budget (nothing is paid for them)"
     if reopened:
         lines.append(f"budget raised: {len(reopened)} trial(s) the smaller budget stopped "
                      f"{'would continue (a dry run: nothing moved)' if dry_run else 'continue'} from their stopped "

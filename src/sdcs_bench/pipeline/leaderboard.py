@@ -34,10 +34,13 @@ SCHEMA = "specsnap.leaderboard/1"
 FORMATS = ("table", "markdown", "json", "csv")
 # The published table whose rows are (tier, arm, model, net, of): the one that joins the local pivots.
 TIERS_TABLE = "Synthetic tiers: net requirements retained"
-LEGEND = ("cell: mean net/of over the row's n valid trials, its 95% bootstrap interval in brackets (none for "
-          "n=1; withholding: hidden tests passed, 24/32t; standards: and the share of decisions written the "
+LEGEND = ("cell: mean net/of over the row's n valid trials, its 95% t-interval in brackets (from n=5, where its "
+          "coverage is checked; below, 'too few for a CI'; a deterministic reference policy: its closed form, zero "
+          "width from n=2; withholding: hidden tests passed, 24/32t; standards: and the share of decisions written the "
           "better way, 33%b); * differs from the reference policy's closed form; ! some trials invalid or "
           "tampered (see the full table)")
+TOO_FEW = "too few for a CI"
+MIN_INTERVAL_N = 5  # stats.MIN_INTERVAL_N, not imported: the leaderboard loads no numpy (tests check they agree)
 
 
 def _data(name: str) -> str:
@@ -148,6 +151,10 @@ def _local_cell(row: dict[str, Any]) -> dict[str, Any]:
         text += f" [{_number(float(lo))},{_number(float(hi))}]"
     if "n" in row:
         text += f" n={row['n']}"
+        # (a deterministic reference policy needs none: its closed form is exact)
+        closed_form = row.get("agent_kind") == "reference policy" and not _present(row.get("expected_mean"))
+        if not (_present(lo) and _present(hi)) and 0 < row["n"] < MIN_INTERVAL_N and not closed_form:
+            text += f" ({TOO_FEW})"
     return {**cell, "text": text}
 
 
@@ -366,9 +373,9 @@ def _print_totals(console: Any, board: dict[str, Any]) -> None:
     checked = [r["matches_expected"] for r in rows if r.get("matches_expected") is not None]
     line = f"{trials} trials in {len(rows)} rows; {invalid} invalid; {tampered} tampered"
     paired = [p for p in board.get("paired") or [] if p.get("metric") == "net"]
-    if paired:
-        line += (f"; {len(paired)} paired comparisons, {sum(bool(p['excludes_zero']) for p in paired)} with an "
-                 "interval excluding 0 (--format markdown)")
+    if paired:  # (a leaderboard aggregated before the sign-flip test: its interval's verdict)
+        marked = sum(bool(p["marked"] if "marked" in p else p["excludes_zero"]) for p in paired)
+        line += f"; {len(paired)} paired comparisons, {marked} marked (--format markdown)"
     if checked:
         line += f"; {sum(checked)} of {len(checked)} reference rows on their closed form"
     console.print(line, highlight=False)

@@ -534,16 +534,20 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
 
 
 BUDGET_KEYS = ("max_usd", "trial_max_usd")
+PRICE_REPLAY = "price_replay"  # replay calls priced at list prices, for a test of the budget itself
 
 
 def _budget(cfg: dict[str, Any]) -> dict[str, Any]:
     """The ``budget`` settings (docs/cost.md): ``max_usd`` for the run, ``trial_max_usd`` for any one
-    trial, each a number > 0 or null."""
+    trial, each a number > 0 or null; ``price_replay``, true or false."""
     budget = dict(cfg.get("budget") or {})
-    unknown_keys = sorted(set(budget) - set(BUDGET_KEYS))
+    unknown_keys = sorted(set(budget) - {*BUDGET_KEYS, PRICE_REPLAY})
     if unknown_keys:
-        raise SpecSnapError(f"unknown budget setting {unknown_keys[0]!r}", BUDGET_KEYS)
-    return {k: check_limit(f"budget.{k}", budget.get(k)) for k in BUDGET_KEYS}
+        raise SpecSnapError(f"unknown budget setting {unknown_keys[0]!r}", (*BUDGET_KEYS, PRICE_REPLAY))
+    price_replay = budget.get(PRICE_REPLAY, False)
+    if not isinstance(price_replay, bool):
+        raise SpecSnapError(f"budget.{PRICE_REPLAY} is {price_replay!r}: true or false")
+    return {**{k: check_limit(f"budget.{k}", budget.get(k)) for k in BUDGET_KEYS}, PRICE_REPLAY: price_replay}
 
 
 def check_limit(name: str, value: Any) -> float | None:

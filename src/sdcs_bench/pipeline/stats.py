@@ -1,20 +1,22 @@
-"""The statistics every table carries (docs/statistics.md): intervals, paired differences, power.
+"""The statistics every table carries (docs/statistics.md): cell intervals, paired tests, adjustment.
 
-- :func:`interval`: a cell's n, mean and 95% interval, a *percentile bootstrap* over its trials
-  (1,000 resamples by default). Seeded from the study's ``statistics.seed`` and the cell's own key,
-  so a rerun writes the same bytes and no two cells share their resamples. With n = 1 there is no
-  interval (``lo``/``hi`` are None), never a zero-width one pretending to be an estimate; with every
-  trial equal (a deterministic reference policy) the interval is exactly the mean.
-- :func:`paired`: the same over the differences of matched trials (same workload, variant, agent,
-  seed, continuation), each resample drawing whole pairs.
-- :func:`trials_needed` / :func:`power`: the normal approximation to a two-sided test of a mean
-  difference, on paired differences (sd of the differences) or, for two independent cells, with the
-  variance doubled.
-- :func:`disagreement`: the run-to-run measure of the coherence-debt paper (Appendix R): the share of
-  matched trials whose outcome differs between two batches.
+- :func:`interval`: a cell's n, mean and 95% interval, chosen by the metric's kind: a **t-interval**
+  for the mean of a count or score, **Wilson** for a proportion (full marks, S1-edit survival). An
+  interval is printed from :data:`MIN_INTERVAL_N` (5) trials, the n from which its simulated
+  coverage is at least 93% (bench/false_positives.py); below, the cell says it has too few. A
+  deterministic reference policy (every trial on the same closed form) keeps its exact, zero-width
+  interval from two trials.
+- :func:`clustered_interval`: a mean pooled over workloads (or requirements): a percentile bootstrap
+  that resamples trials *within* each cluster, seeded from the study's ``statistics.seed`` and the
+  row's key (CRC-32), so a rerun writes the same bytes.
+- :func:`paired_test`: the paired differences of matched trials: their mean, a t-interval, the
+  effect size (mean / SD) and an exact **sign-flip permutation test** (every one of the 2^n sign
+  vectors up to :data:`EXACT_MAX` pairs, a seeded Monte Carlo of :data:`PERMUTATIONS` beyond).
+  Below :func:`min_pairs` (6 for a two-sided 5% test) no sign vector can reach the level, and the
+  result says so instead of testing.
+- :func:`adjust`: Holm (the default), Benjamini-Hochberg or no adjustment across a table's tests.
 
-Only numpy and the standard library: the coverage and power checks (tests/test_statistics.py) run
-these very functions against a reference policy whose distribution is known.
+Only numpy and the standard library (the t distribution is computed here, from the incomplete beta).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import math
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 from typing import Any
 
@@ -31,37 +34,51 @@ import numpy as np
 RESAMPLES = 1000
 LEVEL = 0.95
 SEED = 0
+ADJUST = "holm"
+ADJUSTMENTS = ("none", "holm", "bh")
+MIN_INTERVAL_N = 5  # the n from which a cell's interval covers >= 93% (bench/false_positives.py)
+EXACT_MAX = 16  # pairs up to which the sign-flip test enumerates every sign vector (2^16 = 65,536)
+PERMUTATIONS = 20_000  # sign vectors drawn beyond EXACT_MAX (the p-value's Monte-Carlo sd <= 0.0035)
 # The coherence-debt paper's run-to-run figure (Appendix R): thirty cells run twice in separate
-# batches, 404 matched trials, full-marks outcomes disagreeing on 4.8% of them.
-PUBLISHED_DISAGREEMENT = {"rate": 0.048, "matched": 404, "cells": 30,
+# batches, 404 matched trials, full-marks outcomes disagreeing on 4.8% (19) of them.
+PUBLISHED_DISAGREEMENT = {"rate": 0.048, "disagreed": 19, "matched": 404, "cells": 30,
                           "source": "coherence-debt paper, Appendix R (full-marks outcomes, 404 matched trials)"}
 
 
 @dataclass(frozen=True)
 class Settings:
-    """``statistics`` of the config: resamples, level, seed."""
+    """``statistics`` of the config: resamples (the clustered bootstrap), level, seed, adjust."""
 
     resamples: int = RESAMPLES
     level: float = LEVEL
     seed: int = SEED
+    adjust: str = ADJUST
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any] | None) -> Settings:
         cfg = dict(cfg or {})
-        unknown = sorted(set(cfg) - {"resamples", "level", "seed"})
+        unknown = sorted(set(cfg) - {"resamples", "level", "seed", "adjust"})
         if unknown:
-            raise ValueError(f"statistics: unknown setting(s) {unknown}; valid: resamples, level, seed")
-        out = cls(int(cfg.get("resamples", RESAMPLES)), float(cfg.get("level", LEVEL)), int(cfg.get("seed", SEED)))
+            raise ValueError(f"statistics: unknown setting(s) {unknown}; valid: resamples, level, seed, adjust")
+        out = cls(int(cfg.get("resamples", RESAMPLES)), float(cfg.get("level", LEVEL)), int(cfg.get("seed", SEED)),
+                  str(cfg.get("adjust", ADJUST)))
         if out.seed < 0:
             raise ValueError(f"statistics.seed is {out.seed}: a seed is an integer >= 0")
         if out.resamples < 100:
             raise ValueError(f"statistics.resamples is {out.resamples}: use at least 100 (1000 is the default)")
         if not 0.5 <= out.level < 1:
             raise ValueError(f"statistics.level is {out.level}: a coverage between 0.5 and 1 (0.95 is the default)")
+        if out.adjust not in ADJUSTMENTS:
+            raise ValueError(f"statistics.adjust is {out.adjust!r}: valid choices: {', '.join(ADJUSTMENTS)} "
+                             "(holm is the default)")
         return out
 
+    @property
+    def alpha(self) -> float:
+        return 1 - self.level
+
     def to_dict(self) -> dict[str, Any]:
-        return {"resamples": self.resamples, "level": self.level, "seed": self.seed}
+        return {"resamples": self.resamples, "level": self.level, "seed": self.seed, "adjust": self.adjust}
 
 
 @dataclass(frozen=True)
@@ -79,10 +96,12 @@ class Interval:
         return self.lo is not None and self.hi is not None and self.lo <= value <= self.hi
 
     def text(self, digits: int = 2) -> str:
-        """``[lo, hi]``; ``n=1: no interval``; ``n=0`` for a cell without a valid trial."""
+        """``[lo, hi]``; ``n=3: too few for an interval (5 needed)``; ``n=0`` without a valid trial."""
         if self.n == 0:
             return "n=0"
         if self.lo is None:
+            if self.n < MIN_INTERVAL_N:
+                return f"n={self.n}: too few for an interval ({MIN_INTERVAL_N} needed)"
             return f"n={self.n}: no interval"
         return f"[{_fmt(self.lo, digits)}, {_fmt(self.hi, digits)}]"
 
@@ -93,34 +112,277 @@ def _fmt(value: float, digits: int) -> str:
 
 
 def rng(settings: Settings, key: str) -> np.random.Generator:
-    """The generator of one cell: the study's seed and the cell's key (stable across runs and
+    """The generator of one row: the study's seed and the row's key (stable across runs and
     machines: CRC-32 of the key, not Python's salted ``hash``)."""
     return np.random.default_rng([settings.seed, zlib.crc32(key.encode())])
 
 
-def interval(values: Iterable[float], key: str, settings: Settings = Settings()) -> Interval:
-    """n, mean and the percentile-bootstrap interval of the mean of ``values`` (NaN dropped)."""
-    x = np.asarray([v for v in values if v is not None and not _nan(v)], dtype=float)
+def _clean(values: Iterable[Any]) -> np.ndarray:
+    return np.asarray([float(v) for v in values if v is not None and not _nan(v)], dtype=float)
+
+
+def _nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+# --- distributions (no scipy) -----------------------------------------------------------------------
+
+
+def z(q: float) -> float:
+    return NormalDist().inv_cdf(q)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularised incomplete beta (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
+    c, d = 1.0, 1 - qab * x / qap
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 500):
+        m2 = 2 * m
+        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1 + aa * d
+            d = 1 / (d if abs(d) > tiny else tiny)
+            c = 1 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1) < 1e-15:
+            break
+    return h
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """The regularised incomplete beta function I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * betainc(df / 2, 0.5, df / (df + t * t))
+    return 1 - tail if t > 0 else tail
+
+
+@lru_cache(maxsize=4096)
+def t_ppf(q: float, df: float) -> float:
+    """The ``q`` quantile of Student's t (bisection on :func:`t_cdf`)."""
+    if not 0 < q < 1:
+        raise ValueError(f"a quantile is between 0 and 1, not {q}")
+    if q < 0.5:
+        return -t_ppf(1 - q, df)
+    lo, hi = 0.0, 1.0
+    while t_cdf(hi, df) < q:
+        lo, hi = hi, hi * 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < q else (lo, mid)
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2
+
+
+# --- cell intervals ---------------------------------------------------------------------------------
+
+
+def t_interval(x: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
+    mean, n = float(x.mean()), len(x)
+    half = t_ppf(1 - (1 - level) / 2, n - 1) * float(x.std(ddof=1)) / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def wilson(successes: float, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``successes / n``."""
+    if n <= 0:
+        raise ValueError("a Wilson interval needs at least one trial")
+    k, p = z(1 - (1 - level) / 2), successes / n
+    centre = (p + k * k / (2 * n)) / (1 + k * k / n)
+    half = k * math.sqrt(p * (1 - p) / n + k * k / (4 * n * n)) / (1 + k * k / n)
+    return (0.0 if successes == 0 else max(0.0, centre - half)), (1.0 if successes == n else min(1.0, centre + half))
+
+
+def interval(values: Iterable[Any], key: str = "", settings: Settings = Settings(), kind: str = "mean",
+             deterministic: bool = False) -> Interval:
+    """n, mean and the interval of the mean of ``values`` (None and NaN dropped): ``kind`` "mean"
+    (a t-interval) or "share" (values 0/1: Wilson). Fewer than :data:`MIN_INTERVAL_N` values: no
+    interval, except a ``deterministic`` reference policy whose trials all landed on one value (its
+    closed form: exact, zero width, from two trials). ``key`` is unused (the intervals draw nothing)
+    and kept so every caller names its row."""
+    x = _clean(values)
     n = len(x)
     if n == 0:
         return Interval(0, None, None, None)
     mean = float(x.mean())
-    if n == 1:
-        return Interval(1, mean, None, None)
-    if np.all(x == x[0]):  # every resample's mean is this one value
+    if deterministic and n >= 2 and np.all(x == x[0]):
         return Interval(n, mean, mean, mean)
-    draws = rng(settings, key).integers(0, n, size=(settings.resamples, n))
-    means = x[draws].mean(axis=1)
+    if n < MIN_INTERVAL_N:
+        return Interval(n, mean, None, None)
+    if kind == "share":
+        if not np.all((x == 0) | (x == 1)):
+            raise ValueError(f"{key}: a share's values are 0 or 1")
+        lo, hi = wilson(float(x.sum()), n, settings.level)
+    elif kind == "mean":
+        lo, hi = t_interval(x, settings.level)
+    else:
+        raise ValueError(f"unknown interval kind {kind!r}: mean or share")
+    return Interval(n, mean, lo, hi)
+
+
+def clustered_interval(values: Sequence[Any], clusters: Sequence[Any], key: str,
+                       settings: Settings = Settings()) -> Interval:
+    """The mean of ``values`` pooled over ``clusters`` (workloads, or requirements), with a percentile
+    bootstrap that resamples each cluster's trials *within* the cluster (every resample keeps each
+    workload's share of the pool, as the pooled mean does). Needs :data:`MIN_INTERVAL_N` trials."""
+    if len(values) != len(clusters):
+        raise ValueError("values and clusters differ in length")
+    keep = [(c, float(v)) for v, c in zip(values, clusters) if v is not None and not _nan(v)]
+    n = len(keep)
+    if n == 0:
+        return Interval(0, None, None, None)
+    x = np.array([v for _, v in keep])
+    mean = float(x.mean())
+    if n < MIN_INTERVAL_N:
+        return Interval(n, mean, None, None)
+    gen = rng(settings, key)
+    totals = np.zeros(settings.resamples)
+    for cluster in dict.fromkeys(c for c, _ in keep):
+        part = np.array([v for c, v in keep if c == cluster])
+        totals += part[gen.integers(0, len(part), size=(settings.resamples, len(part)))].sum(axis=1)
     tail = (1 - settings.level) / 2 * 100
-    lo, hi = np.percentile(means, [tail, 100 - tail])
+    lo, hi = np.percentile(totals / n, [tail, 100 - tail])
     return Interval(n, mean, float(lo), float(hi))
 
 
-def paired(first: Sequence[float], second: Sequence[float], key: str, settings: Settings = Settings()) -> Interval:
-    """The mean of ``second - first`` over matched pairs, with its bootstrap interval (pairs resampled)."""
+# --- paired differences: the sign-flip test ---------------------------------------------------------
+
+
+def min_pairs(alpha: float = 1 - LEVEL) -> int:
+    """The fewest pairs at which a two-sided sign-flip test can reach ``alpha`` at all: its smallest
+    p-value is 2 / 2^n (every difference of one sign), so n with 2 / 2^n <= alpha (6 at 5%)."""
+    n = 1
+    while 2 / 2**n > alpha + 1e-12:
+        n += 1
+    return n
+
+
+@lru_cache(maxsize=EXACT_MAX + 1)
+def _all_signs(n: int) -> np.ndarray:
+    """Every sign vector of n pairs (2^n x n, entries +-1), read-only: shared between calls."""
+    signs = 1 - 2 * ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(float)
+    signs.setflags(write=False)
+    return signs
+
+
+def sign_flip_pvalues(diffs: np.ndarray, gen: np.random.Generator | None = None,
+                      permutations: int = PERMUTATIONS) -> tuple[np.ndarray, str]:
+    """Two-sided sign-flip p-values of the rows of ``diffs`` (studies x pairs): the share of sign
+    vectors s whose |sum s*d| reaches the observed |sum d|. Every one of the 2^n vectors up to
+    :data:`EXACT_MAX` pairs; beyond, ``permutations`` drawn from ``gen`` (shared by the rows), the
+    p-value ``(1 + hits) / (1 + permutations)`` (a valid test at any number drawn)."""
+    d = np.atleast_2d(np.asarray(diffs, dtype=float))
+    n = d.shape[1]
+    observed = np.abs(d.sum(axis=1))
+    tol = 1e-9 * np.maximum(1.0, np.abs(d).sum(axis=1))
+    if n <= EXACT_MAX:
+        signs = _all_signs(n)
+        method, total, extra = "exact", 2**n, 0
+    else:
+        if gen is None:
+            raise ValueError("a Monte-Carlo sign-flip test needs its seeded generator")
+        signs = 1 - 2 * (gen.random((permutations, n)) < 0.5).astype(float)
+        method, total, extra = f"Monte Carlo ({permutations:,} sign vectors)", permutations + 1, 1
+    hits = np.zeros(len(d))
+    step = max(1, 4_000_000 // (len(signs) * max(n, 1)))
+    for start in range(0, len(d), step):
+        part = d[start:start + step]
+        sums = np.abs(part @ signs.T)
+        hits[start:start + step] = (sums >= (observed - tol)[start:start + step, None]).sum(axis=1)
+    return (hits + extra) / total, method
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """One comparison's paired differences: ``n`` pairs, their mean, t-interval (``lo``, ``hi``),
+    ``sd``, ``effect_size`` (mean / sd), the two-sided sign-flip ``p`` and what was done (``test``)."""
+
+    n: int
+    mean: float | None
+    lo: float | None
+    hi: float | None
+    sd: float | None
+    effect_size: float | None
+    p: float | None
+    test: str
+
+    @property
+    def interval(self) -> Interval:
+        return Interval(self.n, self.mean, self.lo, self.hi)
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.interval.excludes_zero
+
+
+CLOSED_FORM = "closed form (deterministic reference policy): no test"
+
+
+def paired_test(first: Sequence[Any], second: Sequence[Any], key: str, settings: Settings = Settings(),
+                deterministic: bool = False) -> PairedTest:
+    """The paired differences ``second - first`` (pairs with a missing side dropped): the sign-flip
+    test where there are :func:`min_pairs` pairs, else ``too few pairs (n=2; 6 needed)``; for a
+    ``deterministic`` reference policy whose differences are all one value, that value (its closed
+    form) and no test."""
     if len(first) != len(second):
         raise ValueError("paired samples differ in length")
-    return interval([b - a for a, b in zip(first, second)], key, settings)
+    d = _clean(b - a for a, b in zip(first, second) if not (a is None or b is None or _nan(a) or _nan(b)))
+    n = len(d)
+    if n == 0:
+        return PairedTest(0, None, None, None, None, None, None, "no pairs")
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1)) if n >= 2 else None
+    effect = mean / sd if sd else None
+    if deterministic and n >= 2 and np.all(d == d[0]):
+        return PairedTest(n, mean, mean, mean, sd, None, None, CLOSED_FORM)
+    iv = interval(d, key, settings)
+    needed = min_pairs(settings.alpha)
+    if n < needed:
+        return PairedTest(n, mean, iv.lo, iv.hi, sd, effect, None, f"too few pairs (n={n}; {needed} needed)")
+    (p,), method = sign_flip_pvalues(d[None, :], rng(settings, f"sign-flip/{key}"))
+    return PairedTest(n, mean, iv.lo, iv.hi, sd, effect, float(p), f"sign-flip, {method}")
+
+
+def adjust(pvalues: Sequence[float | None], method: str = ADJUST) -> list[float | None]:
+    """Adjusted p-values across one table's tests (None: no test, left out of the count): Holm's
+    step-down, Benjamini-Hochberg's step-up, or ``none`` (the raw values)."""
+    if method not in ADJUSTMENTS:
+        raise ValueError(f"unknown adjustment {method!r}: valid choices: {', '.join(ADJUSTMENTS)}")
+    tested = [(i, p) for i, p in enumerate(pvalues) if p is not None and not _nan(p)]
+    out: list[float | None] = [None] * len(pvalues)
+    m = len(tested)
+    order = sorted(tested, key=lambda t: t[1])
+    if method == "none":
+        for i, p in tested:
+            out[i] = p
+    elif method == "holm":
+        running = 0.0
+        for rank, (i, p) in enumerate(order):
+            running = max(running, min(1.0, (m - rank) * p))
+            out[i] = running
+    else:  # bh
+        running = 1.0
+        for rank in range(m - 1, -1, -1):
+            i, p = order[rank]
+            running = min(running, (m / (rank + 1)) * p)
+            out[i] = min(1.0, running)
+    return out
+
+
+# --- the rest ---------------------------------------------------------------------------------------
 
 
 def counted(cards: Any) -> Any:
@@ -129,91 +391,6 @@ def counted(cards: Any) -> Any:
     stopped = cards["budget_exhausted"].fillna(False).astype(bool) if "budget_exhausted" in cards else False
     limited = cards["limit_exceeded"].fillna("").astype(str) != "" if "limit_exceeded" in cards else False
     return cards["valid"].astype(bool) & ~stopped & ~limited
-
-
-def _nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
-
-
-def _z(level_or_power: float) -> float:
-    return NormalDist().inv_cdf(level_or_power)
-
-
-def power(n: int, delta: float, sd: float, alpha: float = 1 - LEVEL, paired_design: bool = True) -> float:
-    """The chance a two-sided test at ``alpha`` detects a true mean difference ``delta`` with ``n``
-    trials per cell (pairs, or per arm of two independent cells), when a trial's sd is ``sd`` (of
-    the paired differences, or of one cell's outcomes)."""
-    if n < 1:
-        return 0.0
-    if sd <= 0:
-        return 1.0 if delta != 0 else 0.0
-    se = sd * math.sqrt((1 if paired_design else 2) / n)
-    z = abs(delta) / se
-    crit = _z(1 - alpha / 2)
-    return NormalDist().cdf(z - crit) + NormalDist().cdf(-z - crit)
-
-
-def trials_needed(delta: float, sd: float, target: float = 0.8, alpha: float = 1 - LEVEL,
-                  paired_design: bool = True) -> int:
-    """The smallest n with :func:`power` at least ``target`` (at least 2: an interval needs two)."""
-    if delta == 0:
-        raise ValueError("a difference of 0 cannot be detected: give the smallest difference that matters")
-    if sd <= 0:
-        return 2
-    k = 1 if paired_design else 2
-    n = max(2, math.ceil(k * (sd * (_z(1 - alpha / 2) + _z(target)) / delta) ** 2))
-    while power(n, delta, sd, alpha, paired_design) < target:  # (the approximation's other tail)
-        n += 1
-    return n
-
-
-SIMULATION_CELLS = 4_000_000  # draws held at once by simulated_power (about 32 MB of indices)
-
-
-def simulated_power(differences: Sequence[float], n: int, delta: float | None = None,
-                    settings: Settings = Settings(), studies: int = 400) -> float:
-    """The share of simulated studies of ``n`` pairs whose paired-bootstrap interval excludes 0, each
-    study drawn from the observed ``differences`` (a pilot's), shifted to mean ``delta`` when given:
-    the power of the very procedure the paired table uses, for the pilot's distribution's shape
-    (the normal approximation of :func:`power` can be far off for small n and skewed differences)."""
-    d = np.asarray([v for v in differences if not _nan(v)], dtype=float)
-    if len(d) < 2:
-        raise ValueError("a simulated power needs at least two observed paired differences")
-    if delta is not None:
-        d = d - d.mean() + delta
-    gen = rng(settings, f"power/{n}/{delta}")
-    samples = d[gen.integers(0, len(d), size=(studies, n))]
-    resamples = min(settings.resamples, 1000)
-    tail = (1 - settings.level) / 2 * 100
-    detected = 0
-    chunk = max(1, SIMULATION_CELLS // (resamples * n))  # studies at a time: memory bounded, whatever n
-    for start in range(0, studies, chunk):
-        part = samples[start:start + chunk]
-        picks = gen.integers(0, n, size=(len(part), resamples, n))
-        means = np.take_along_axis(part[:, None, :], picks, axis=2).mean(axis=2)
-        lo, hi = np.percentile(means, [tail, 100 - tail], axis=1)
-        detected += int(np.sum((lo > 0) | (hi < 0)))
-    return detected / studies
-
-
-def simulated_trials_needed(differences: Sequence[float], delta: float | None = None, target: float = 0.8,
-                            settings: Settings = Settings(), limit: int = 500) -> int | None:
-    """The smallest n whose :func:`simulated_power` reaches ``target`` (None beyond ``limit``). The
-    search starts at 5: below that a percentile bootstrap is too liberal to plan a study on."""
-    n = 5
-    while n <= limit:
-        if simulated_power(differences, n, delta, settings) >= target:
-            return n
-        n = n + 1 if n < 20 else int(n * 1.25)
-    return None
-
-
-def sd_from_disagreement(rate: float) -> float:
-    """The sd of a full-marks indicator implied by a run-to-run disagreement rate: two independent
-    runs of a Bernoulli(p) outcome disagree with probability 2p(1-p), its variance p(1-p)."""
-    if not 0 <= rate <= 0.5:
-        raise ValueError(f"a disagreement rate is between 0 and 0.5, not {rate}")
-    return math.sqrt(rate / 2)
 
 
 def disagreement(first: Sequence[Any], second: Sequence[Any]) -> float | None:

@@ -17,6 +17,11 @@ harness and its model. Every byte a client sends is treated as an attacker's.
   the cleave has fired, or when the controller cannot judge in time whether it has, the call is
   refused (HTTP 403) and recorded as refused with the reason: a harness cannot think on after its
   stop, and an unanswered question never fails open.
+- While ``refusal`` is asked, the call being made is known on the asking thread
+  (:func:`call_in_flight`: its mode, protocol, model and body), and whoever asks may be told how
+  it ended (:meth:`CallInFlight.when_ended`: its ledger row, or None). A run's budget
+  (session/budget.py) prices the call at its worst case and reserves that before it is made, and
+  turns the reservation into the call's cost when it ends.
 
 Request headers (where the credential travels) are never stored.
 """
@@ -24,6 +29,8 @@ Request headers (where the credential travels) are never stored.
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
 import hmac
 import io
 import json
@@ -58,6 +65,48 @@ NOT_RELAYED = HOP_BY_HOP | {"expect", "cookie", "proxy-authorization", "forwarde
 CREDENTIAL_HEADERS = ("x-api-key", "authorization", "x-goog-api-key", "api-key")
 _TOKEN_FORM = re.compile(r"[A-Za-z0-9._~-]{16,256}")  # a stand-in: fits a header and a query value
 INFRA_STATUSES = (408, 409, 429, 500, 502, 503, 504, 529)  # the provider's trouble, not the agent's
+
+
+class CallInFlight:
+    """The model call a proxy's thread is answering, as whoever ``refusal`` asks may see it (the
+    run's budget prices it before it is made): what it asks, and whom to tell how it ended."""
+
+    def __init__(self, mode: str, protocol: str | None, model: str | None, payload: dict[str, Any],
+                 body: bytes) -> None:
+        self.mode, self.protocol, self.model = mode, protocol, model
+        self.payload, self.body = payload, body
+        self._ended: list[Callable[[dict[str, Any] | None], object]] = []
+        self.over = False
+
+    def when_ended(self, tell: Callable[[dict[str, Any] | None], object]) -> None:
+        """Call ``tell`` once the call has ended: with its ledger row, or None when the proxy failed
+        while answering it (no row)."""
+        self._ended.append(tell)
+
+    def end(self, row: dict[str, Any] | None) -> None:
+        if self.over:
+            return
+        self.over = True
+        for tell in self._ended:
+            tell(row)
+
+
+_IN_FLIGHT: contextvars.ContextVar[CallInFlight | None] = contextvars.ContextVar("specsnap_call", default=None)
+
+
+def call_in_flight() -> CallInFlight | None:
+    """The model call this thread's proxy is answering (while it asks ``refusal``), or None."""
+    return _IN_FLIGHT.get()
+
+
+@contextlib.contextmanager
+def _in_flight(call: CallInFlight) -> Iterator[CallInFlight]:
+    token = _IN_FLIGHT.set(call)
+    try:
+        yield call
+    finally:
+        _IN_FLIGHT.reset(token)
+        call.end(None)  # (ended without its row: the proxy failed while answering it)
 
 
 def upstream_overrides() -> dict[str, str]:
@@ -303,25 +352,30 @@ class ModelProxy:
         if call.protocol is not None:
             row["model"] = wire.request_model(call.protocol, call.path, payload)[:200]  # (the client's text)
             row["stream"] = wire.wants_stream(call.protocol, call.path, payload)
-        reason = self.refusal() if call.kind == "generate" else None
-        if reason is not None:
-            status = 403
-            why = ("this session was cleaved; no further model calls are allowed" if reason == "cleaved"
-                   else f"this call cannot be answered: {reason}")
-            req.send_json(status, wire.error_body(call.protocol, status, f"specsnap: {why}"))
-            self.ledger.append({**row, "status": status, "refused": True, "refused_reason": reason, "usage": None,
-                                "latency_s": round(time.monotonic() - t0, 4)})
-            return
-        if self.mode == "forward":
-            status, usage, note = self._forward(req, call, body)
-        else:
-            status, usage, note = self._replay(req, call, payload, body)
-        if getattr(req, "client_gone", False):
-            note["client_gone"] = True  # the harness died mid-reply; the call still counts
-        done = self.ledger.append({**row, "status": status, "refused": False, "usage": usage.to_dict() if usage else None,
-                                   "latency_s": round(time.monotonic() - t0, 4), **note})
-        if call.kind == "generate" and status == 200:
-            self.on_answered(usage.total if usage else 0, done["seq"], row["at"])
+        # The call is known to whoever ``refusal`` asks on this thread (the run's budget reserves its
+        # worst case there), and is told how it ended: by its ledger row, or without one.
+        with _in_flight(CallInFlight(self.mode, call.protocol, row.get("model"), payload, body)) as pending:
+            reason = self.refusal() if call.kind == "generate" else None
+            if reason is not None:
+                status = 403
+                why = ("this session was cleaved; no further model calls are allowed" if reason == "cleaved"
+                       else f"this call cannot be answered: {reason}")
+                req.send_json(status, wire.error_body(call.protocol, status, f"specsnap: {why}"))
+                pending.end(self.ledger.append({**row, "status": status, "refused": True, "refused_reason": reason,
+                                                "usage": None, "latency_s": round(time.monotonic() - t0, 4)}))
+                return
+            if self.mode == "forward":
+                status, usage, note = self._forward(req, call, body)
+            else:
+                status, usage, note = self._replay(req, call, payload, body)
+            if getattr(req, "client_gone", False):
+                note["client_gone"] = True  # the harness died mid-reply; the call still counts
+            done = self.ledger.append({**row, "status": status, "refused": False,
+                                       "usage": usage.to_dict() if usage else None,
+                                       "latency_s": round(time.monotonic() - t0, 4), **note})
+            pending.end(done)  # (before on_answered: a budget charging the row there finds it charged)
+            if call.kind == "generate" and status == 200:
+                self.on_answered(usage.total if usage else 0, done["seq"], row["at"])
 
     def _replay(self, req: _Handler, call: wire.Call, payload: dict, body: bytes) -> tuple[int, TokenUsage | None, dict]:
         if call.kind == "models":

@@ -266,6 +266,9 @@ class _Anthropic:
             if isinstance(usage, dict):
                 found = True
                 fields_.update({k: v for k, v in usage.items() if isinstance(v, int)})
+                creation = usage.get("cache_creation")  # (the 5-minute / 1-hour split of the cache writes)
+                if isinstance(creation, dict) and isinstance(creation.get("ephemeral_1h_input_tokens"), int):
+                    fields_["ephemeral_1h_input_tokens"] = creation["ephemeral_1h_input_tokens"]
         if not found:
             return None
         return TokenUsage(
@@ -273,6 +276,7 @@ class _Anthropic:
             cache_read=fields_.get("cache_read_input_tokens", 0),
             cache_write=fields_.get("cache_creation_input_tokens", 0),
             output=fields_.get("output_tokens", 0),
+            cache_write_1h=min(fields_.get("ephemeral_1h_input_tokens", 0), fields_.get("cache_creation_input_tokens", 0)),
             source="proxy",
         )
 
