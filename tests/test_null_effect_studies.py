@@ -34,3 +34,103 @@ def test_independent_draws_make_two_arms_of_one_p_a_true_null():
 def test_an_unknown_draw_kind_names_the_choices():
     with pytest.raises(SpecSnapError, match="paired, independent"):
         dropped({"keep": {"probability": 0.5, "draws": "shuffled"}}, "A", 0, REQS)
+
+
+# -- the checks themselves, on paired tables of known make-up ---------------------------------------
+def _rows(agent: str, compared: str, ps: list[float], pairs: int = 8) -> list[dict]:
+    return [{"axis": "arm", "metric": "net", "agent": agent, "workload": f"w{i}", "baseline": "Vanilla",
+             "compared": compared, "pairs": pairs, "p": p, "marked": False} for i, p in enumerate(ps)]
+
+
+def _truths(agent: str, policy: dict, workloads: int) -> dict:
+    return {(agent, f"w{i}"): (policy, REQS) for i in range(workloads)}
+
+
+def test_a_null_table_that_marks_too_often_fails_its_check():
+    """Twenty null rows: one raw p under 0.05 is what the level allows; eight are far past its
+    Monte-Carlo margin (0.05 + 2 x 0.049), and the check says FAIL."""
+    import pandas as pd
+
+    from sdcs_bench.pipeline import checks, stats
+
+    policy = {"keep": {"probability": 0.5, "draws": "independent"}}
+    ok = checks.truth_checks(pd.DataFrame(_rows("c", "B", [0.01] + [0.5] * 19)), _truths("c", policy, 20), stats.Settings())
+    bad = checks.truth_checks(pd.DataFrame(_rows("c", "B", [0.01] * 8 + [0.5] * 12)), _truths("c", policy, 20), stats.Settings())
+    assert [c.kind for c in ok] == ["null"] and ok[0].passed and ok[0].significant == 1
+    assert not bad[0].passed and "FAIL" in bad[0].line() and bad[0].share == 0.4
+    assert bad[0].allowed == pytest.approx(2 * (0.05 * 0.95 / 20) ** 0.5)
+
+
+def test_an_effect_table_is_judged_against_the_power_of_the_test_for_its_distribution():
+    """p = 0.5 against 0.75, paired draws, 8 requirements, 8 pairs: each difference is
+    Binomial(8, 0.25), so a pair differs with probability 1 - 0.75^8 = 0.90 and always upwards; the
+    exact two-sided sign-flip test of 8 pairs reaches 0.05 once at least 6 of them differ (2 / 2^6 =
+    0.031; 5 give 0.0625), so its power is P(Binomial(8, 0.90) >= 6) = 0.96. The check predicts that
+    by simulation, and a table detecting 1 of 10 rows fails."""
+    import math
+
+    import pandas as pd
+
+    from sdcs_bench.pipeline import checks, stats
+
+    policy = {"keep": {"probability": 0.5, "by_arm": {"B": 0.75}}}
+    q = 1 - 0.75 ** 8
+    exact = sum(math.comb(8, k) * q ** k * (1 - q) ** (8 - k) for k in range(6, 9))
+    predicted = checks.predicted_power(policy, "Vanilla", "B", REQS, 8, stats.Settings())
+    assert abs(predicted - exact) < 0.02, (predicted, exact)
+    good = checks.truth_checks(pd.DataFrame(_rows("e", "B", [0.01] * 10)), _truths("e", policy, 10), stats.Settings())
+    poor = checks.truth_checks(pd.DataFrame(_rows("e", "B", [0.01] + [0.3] * 9)), _truths("e", policy, 10), stats.Settings())
+    assert [c.kind for c in good] == ["effect"] and good[0].passed and good[0].expected == pytest.approx(exact, abs=0.02)
+    assert not poor[0].passed and "FAIL" in poor[0].line()
+
+
+def test_deterministic_policies_and_too_few_pairs_are_not_judged():
+    import pandas as pd
+
+    from sdcs_bench.pipeline import checks, stats
+
+    rows = _rows("d", "B", [None, None])
+    assert checks.truth_checks(pd.DataFrame(rows), {("d", "w0"): ({}, REQS), ("d", "w1"): ({}, REQS)},
+                               stats.Settings()) == []
+    assert checks.predicted_power({"keep": {"probability": 0.5}}, "Vanilla", "B", REQS, 5, stats.Settings()) == 0.0
+
+
+# -- the studies, through Snakemake ------------------------------------------------------------------
+def _check_lines(run_dir) -> list[dict]:
+    import json
+
+    return json.loads((run_dir / "leaderboard.json").read_text())["truth_checks"]
+
+
+@pytest.mark.pipeline
+def test_a_narrowed_null_check_runs_through_snakemake_and_says_its_check(tmp_path):
+    """The null_check study on one workload, two arms and six seeds (the fewest the test can use):
+    one null row, its check line in the leaderboard (markdown, JSON) and the terminal's table."""
+    from conftest import specsnap
+    from test_pipeline import run_grid
+
+    board, run = run_grid(tmp_path, "null_check", "nc", workload=["tier_1"], arm=["Vanilla", "AGENTS_MD_Only"],
+                          seed=[str(s) for s in range(6)])
+    assert board["matches_expected"].all() and set(board["agent_kind"]) == {"reference policy"}
+    (check,) = _check_lines(run)
+    assert (check["kind"], check["rows"], check["passed"]) == ("null", 1, True), check
+    assert check["line"] in (run / "leaderboard.md").read_text()
+    shown = specsnap("leaderboard", "--study", "nc", "--results", str(tmp_path / "results"), cwd=tmp_path)
+    assert "Checked against a known null: PASS" in " ".join(shown.stdout.split())
+
+
+@pytest.mark.slow
+@pytest.mark.pipeline
+@pytest.mark.parametrize("study, kind", [("null_check", "null"), ("effect_check", "effect")])
+def test_the_statistics_check_studies_pass_their_own_checks(tmp_path, study, kind):
+    """The whole study (2 workloads x 4 arms x 8 seeds, 64 trials): six rows of its kind, every
+    trial on its closed form, and its check line PASS."""
+    import pandas as pd
+    from test_pipeline import snakemake
+
+    run = snakemake(tmp_path, "--cores", "2", "--config", f"study={study}")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert pd.read_csv(tmp_path / "results" / study / "leaderboard.csv")["matches_expected"].all()
+    (check,) = _check_lines(tmp_path / "results" / study)
+    assert (check["kind"], check["rows"], check["passed"]) == (kind, 6, True), check
+    print("\n" + check["line"])

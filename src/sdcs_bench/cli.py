@@ -639,6 +639,10 @@ def aggregate(
     where = _writing(study_dir or results / study)
     board = run(where)
     print(f"{where}: leaderboard with {len(board)} rows", file=sys.stderr)
+    from sdcs_bench.pipeline.layout import StudyLayout
+
+    for check in json.loads(Path(StudyLayout(str(where)).leaderboard("json")).read_text()).get("truth_checks", []):
+        print(check["line"], file=sys.stderr)
 
 
 def _run_dir(results: Path, study: str) -> Path:

@@ -17,8 +17,9 @@ from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout, TrialLayout
 from sdcs_bench.pipeline.plan import read_cells
 from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE, handoff_label, source_label
 from sdcs_bench.pipeline import stats
+from sdcs_bench.pipeline.checks import TruthCheck, truth_checks
 from sdcs_bench.proxy import read_ledger
-from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND, TrialSpec
 from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 
 GROUP = ["workload", "arm", "agent", "agent_kind", "variant", "continuation"]
@@ -287,10 +288,11 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
     _write(study.calls, pd.DataFrame(calls).to_csv(index=False))
     board = with_list_prices(leaderboard(scorecards, settings), scorecards)
     paired = paired_differences(scorecards, settings)
+    truth = truth_checks(paired, stochastic_truths(study, cells), settings)
     _write(study.paired, paired.to_csv(index=False))
     _write(study.leaderboard("csv"), board.to_csv(index=False))
     name = cards[0]["study"] if cards else Path(study_dir).name
-    _write(study.leaderboard("md"), to_markdown(board, name, paired, settings))
+    _write(study.leaderboard("md"), to_markdown(board, name, paired, settings, truth))
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
@@ -305,13 +307,31 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
                         "unpriced_tokens": int(board["cost_unpriced_tokens"].fillna(0).sum()),
                         "prices": {p.model: p.describe() for p in prices.prices}},
                "rows": rows,
-               "paired": json.loads(paired.to_json(orient="records")), "metrics": metrics}
+               "paired": json.loads(paired.to_json(orient="records")),
+               "truth_checks": [c.to_dict() | {"line": c.line()} for c in truth], "metrics": metrics}
     _write(study.leaderboard("json"), json.dumps(payload, indent=2))
     from sdcs_bench.pipeline.plots import write_plots
 
     write_plots(Path(study.plots_dir), scorecards, board, name)
     _write(study.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
     return board
+
+
+def stochastic_truths(study: StudyLayout, cells: list[dict[str, str]]
+                      ) -> dict[tuple[str, str], tuple[dict[str, Any], list[str]]]:
+    """For each (agent, workload) of the study whose agent is a stochastic reference policy: its
+    policy and the workload's requirement ids, as planned (one trial file read per pair), for
+    :func:`checks.truth_checks`."""
+    truths: dict[tuple[str, str], tuple[dict[str, Any], list[str]]] = {}
+    for cell in cells:
+        key = (cell["agent"], cell["workload"])
+        if key in truths or cell.get("reference") != "true":
+            continue
+        spec = TrialSpec.load(Path(study.trial_file(cell["trial"])))
+        policy = spec.agent.get("policy") or {}
+        if policy.get("keep") and spec.successor is None:
+            truths[key] = (policy, [r.id for r in spec.workload.requirements])
+    return truths
 
 
 def read_prices(study: StudyLayout) -> PriceTable:
@@ -629,7 +649,7 @@ WARNINGS = (
 
 
 def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = None,
-                settings: stats.Settings = stats.Settings()) -> str:
+                settings: stats.Settings = stats.Settings(), truth: list[TruthCheck] = ()) -> str:
     lines = [f"# SpecSnap leaderboard: study `{study}`", ""]
     if (board["agent_kind"] == REFERENCE_KIND).any():
         lines += [f"> {REFERENCE_NOTICE}", ""]
@@ -676,6 +696,11 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
             lines += ["", f"## {title}", "", text, "", *_table(shown.rename(columns=renames), cols)]
     if paired is not None and len(paired):
         lines += ["", *_paired_markdown(paired, settings)]
+    if truth:
+        lines += ["", "## Checked against truth", "",
+                  "The stochastic reference policies' rows have a known truth (docs/statistics.md): where no difference "
+                  "is real, and where one was planted, with the power the test has for it.", "",
+                  *(f"- {c.line()}" for c in truth)]
     return "\n".join(lines) + "\n"
 
 

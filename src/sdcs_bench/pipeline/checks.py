@@ -74,7 +74,8 @@ class TruthCheck:
                 f"itself), {self.allowed:.3f} Monte-Carlo margin allowed; {self.marked} marked after adjustment.")
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "share": round(self.share, 4), "passed": self.passed}
+        return {**asdict(self), "expected": round(self.expected, 4), "allowed": round(self.allowed, 4),
+                "share": round(self.share, 4), "passed": self.passed}
 
 
 def _kept(policy: Mapping[str, Any], arm: str, seeds: range, requirements: Sequence[str]) -> np.ndarray:

@@ -219,7 +219,7 @@ def document(study_dir: Path) -> dict[str, Any]:
         local_part.update(study=board["study"], run=board["run"],
                           notices=[n for n in (board.get("notice"), board.get("replay_notice")) if n],
                           rows=board["rows"], pivots=[p.as_dict() for p in pivots(board, tables)],
-                          **{k: board[k] for k in ("statistics", "paired", "cost") if k in board})
+                          **{k: board[k] for k in ("statistics", "paired", "cost", "truth_checks") if k in board})
     doc = {"schema": SCHEMA, "published": {"label": PUBLISHED_LABEL, "source": pub["source"], "tables": published_tables},
            "local": local_part}
     validate(doc)
@@ -379,6 +379,8 @@ def _print_totals(console: Any, board: dict[str, Any]) -> None:
     if checked:
         line += f"; {sum(checked)} of {len(checked)} reference rows on their closed form"
     console.print(line, highlight=False)
+    for check in board.get("truth_checks") or []:
+        console.print(check["line"], highlight=False, style=None if check["passed"] else "bold red")
     if board.get("cost_line"):
         console.print(board["cost_line"], highlight=False)
     console.print("Per-family tables (standards, real repositories, withholding): "

@@ -2,7 +2,8 @@
 declared as DVC plots):
 
 - ``net_by_arm``: net retention (net / requirements) by arm, one bar per workload and variant, one
-  panel per agent, each bar with its row's bootstrap interval as an error bar (none where n = 1);
+  panel per agent, each bar with its row's t-interval as an error bar (none below 5 trials; zero
+  width for a deterministic reference policy on its closed form);
 - ``tokens_vs_net``: every trial's tokens against its net retention;
 - ``requirement_survival``: per workload, the share of valid trials in which each requirement
   passed, for each agent and arm (which requirement an arm loses);
@@ -120,7 +121,7 @@ def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pat
         for i, name in enumerate(series):
             part = rows[rows["series"] == name].set_index("arm")
             mean = [part["retention"].get(arm, float("nan")) for arm in arms]
-            # the row's bootstrap interval as an error bar (none where n < 2: no interval)
+            # the row's t-interval as an error bar (none where the row has none: fewer than 5 trials)
             err = [[_extent(m, part[end].get(arm)) for arm, m in zip(arms, mean)] for end in ("lo", "hi")]
             ax.bar([a + i * width - 0.4 + width / 2 for a in range(len(arms))], mean, width=width, label=name,
                    yerr=err, capsize=2, error_kw={"elinewidth": 0.8})
@@ -129,7 +130,7 @@ def _net_by_arm(plt, out_dir: Path, board: pd.DataFrame, study: str) -> list[Pat
         ax.set_ylabel("net / requirements")
         ax.set_title(f"{agent}\n({_sources(rows)})", fontsize=9)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.suptitle(f"Study {study}: net retention by arm (error bars: each mean's bootstrap interval)")
+    fig.suptitle(f"Study {study}: net retention by arm (error bars: each mean's t-interval, from 5 trials)")
     fig.tight_layout()
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0), ncol=min(len(series), 4), fontsize=7,
                title="workload · variant")

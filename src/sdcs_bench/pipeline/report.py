@@ -309,7 +309,7 @@ def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame
     return env.get_template("index.html.j2").render(
         board=board, rows=rows, cards=cards.to_dict("records"), pivots=lb.pivots(board, tables),
         paired=board.get("paired") or [], statistics=board.get("statistics") or Settings().to_dict(),
-        cost_line=board.get("cost_line") or "",
+        cost_line=board.get("cost_line") or "", truth_checks=board.get("truth_checks") or [],
         published_tables=lb.document(study_dir)["published"]["tables"],
         plots=plots, legend=lb.LEGEND, published_label=lb.PUBLISHED_LABEL, local_label=lb.LOCAL_LABEL,
         csp=_csp(script), css=_asset("report.css"), script=script)
