@@ -56,7 +56,7 @@ def run_replay_session(agent: str | dict[str, Any], workdir: Path, stage_dir: Pa
     (under another cleave rule than the schedule's, when ``cleave`` is given)."""
     from dataclasses import replace
 
-    from sdcs_bench.trial.workload import CleaveRule
+    from sdcs_bench.trial.workload_model import CleaveRule
 
     cfg = agent_cfg(agent) if isinstance(agent, str) else agent
     workload = load_workload("tier_2")

@@ -20,7 +20,8 @@ from sdcs_bench.session.runner import run_session
 from sdcs_bench.trial import config
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
-from sdcs_bench.trial.workload import CleaveRule, load_workload
+from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.trial.workload_model import CleaveRule
 
 # Where a program the agent planted leaves its mark when something *outside* every sandbox runs it:
 # /var/tmp is read-only (bwrap) or absent (docker) inside a sandbox, and under `local` the agent's

@@ -18,6 +18,8 @@ import httpx
 import pytest
 import yaml
 
+from test_cost import _budget_dir
+
 from sdcs_bench.core.prices import PriceTable
 from sdcs_bench.core.tokens import count_tokens
 from sdcs_bench.proxy import ModelProxy, ReplayScript, read_ledger
@@ -36,13 +38,7 @@ TEXT = " hello" * 35_000
 BODY = {"model": MODEL, "max_tokens": 40_000, "messages": [{"role": "user", "content": TEXT}]}
 
 
-def _run_dir(tmp_path: Path, **limits) -> Path:
-    run = tmp_path / "run"
-    (run / "plan").mkdir(parents=True)
-    (run / "plan" / "prices.json").write_text(json.dumps(TABLE.to_dict()))
-    (run / "budget").mkdir()
-    (run / "budget" / "budget.json").write_text(json.dumps({"max_usd": None, "trial_max_usd": None, **limits}))
-    return run
+_run_dir = _budget_dir  # a run directory with the price table and the budget's limits
 
 
 def _upstream(tmp_path: Path, delay_s: float = 0.4, usage: dict | None = None, **entry) -> ModelProxy:
@@ -380,7 +376,7 @@ def test_the_run_writes_its_replay_setting_and_needs_no_price_for_an_unpriced_re
     from sdcs_bench.core.errors import SpecSnapError
     from sdcs_bench.pipeline.budgets import apply_budget, effective_limits
     from sdcs_bench.pipeline.layout import StudyLayout
-    from sdcs_bench.pipeline.plan import INPUTS_FILE
+    from sdcs_bench.pipeline.plan.current import INPUTS_FILE
     from sdcs_bench.session.budget import read_limits
 
     study = tmp_path / "results" / "s"

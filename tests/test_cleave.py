@@ -14,7 +14,7 @@ from sdcs_bench.sandbox.guard import exempt_patterns, guard_state, qualifies
 from sdcs_bench.sandbox.guard_install import set_guard
 from sdcs_bench.core.gitutil import git, head
 from sdcs_bench.sandbox.base import base_env
-from sdcs_bench.trial.workload import CleaveRule
+from sdcs_bench.trial.workload_model import CleaveRule
 
 EXEMPT = exempt_patterns(["tests/**"], ["state.md", "AGENTS.md", "notes/plan.py"])
 

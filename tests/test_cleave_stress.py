@@ -24,7 +24,8 @@ from sdcs_bench.trial.arms import Arm
 from sdcs_bench.sandbox import make_backend
 from sdcs_bench.sandbox.scaffold import scaffold
 from sdcs_bench.session.runner import run_session
-from sdcs_bench.trial.workload import CleaveRule, load_workload
+from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.trial.workload_model import CleaveRule
 
 TOTAL = int(os.environ.get("SPECSNAP_STRESS_SESSIONS", "200"))
 

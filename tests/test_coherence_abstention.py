@@ -121,7 +121,7 @@ def test_the_session_stage_writes_events_residency_and_abstention_from_the_trial
     withheld: the oracle writes it, so its session is fabricated, with the event that did it."""
     from sdcs_bench.pipeline import stages
     from sdcs_bench.pipeline.layout import TrialLayout
-    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.plan.planner import make_plan
     from sdcs_bench.trial.spec import TrialSpec
 
     plan = make_plan("smoke", ["agent=[ref_verbatim_notes]", "workload=[tier_2]", "arm=[State_MD_Only]",

@@ -48,7 +48,7 @@ def test_a_continuation_is_parsed_and_a_bad_one_names_the_valid_choices():
      "continuation trace:100 is refused for reference policy 'ref_follow_code': it runs a whole trial"),
 ])
 def test_a_mode_an_agent_cannot_do_is_refused_at_plan_time_in_one_line(tmp_path, overrides, message):
-    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.plan.planner import make_plan
 
     with pytest.raises(SpecSnapError) as info:
         make_plan("smoke", overrides, results=tmp_path / "results")
@@ -57,7 +57,7 @@ def test_a_mode_an_agent_cannot_do_is_refused_at_plan_time_in_one_line(tmp_path,
 
 
 def test_reset_keeps_today_s_trial_ids_and_stages_and_other_modes_add_a_handoff_before_each_later_session(tmp_path):
-    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.plan.planner import make_plan
 
     plan = make_plan("continuity", ["workload=[tier_3]", "arm=[Vanilla]", "agent=[ref_amnesiac]"],
                      results=tmp_path / "results")
@@ -317,7 +317,7 @@ def test_a_session_whose_predecessor_left_no_state_starts_its_own_conversation(t
     """The session before a resume crashed or was stopped before its harness saved anything: there
     is nothing to resume, so the session is not told to resume (a harness asked to resume a missing
     conversation would fail before its first call, again on every retry), and its record says why."""
-    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.plan.planner import make_plan
     from sdcs_bench.pipeline.stages import _continuation
     from sdcs_bench.trial.spec import TrialSpec
 

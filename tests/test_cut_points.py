@@ -15,10 +15,12 @@ from harness_support import run_replay_session, scaffold_tier2, served_entries, 
 from sdcs_bench.agents.expectations import expected_reference_score
 from sdcs_bench.core.tokens import count_tokens, meter_tokens
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.session.cleave import CleaveController, Watched, known_commits, session_integrity
+from sdcs_bench.session.cleave import CleaveController
+from sdcs_bench.session.integrity import Watched, known_commits, session_integrity
 from sdcs_bench.trial import config
 from sdcs_bench.trial.schedule import effective_schedule
-from sdcs_bench.trial.workload import CleaveRule, load_workload
+from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.trial.workload_model import CleaveRule
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,7 +111,7 @@ def test_nth_edit_cuts_have_closed_forms_in_order():
 
 
 def test_a_policy_without_a_meter_refuses_a_token_cut_before_any_work():
-    from sdcs_bench.pipeline.plan import check_policy_meters
+    from sdcs_bench.pipeline.plan.compat import check_policy_meters
 
     rules = [CleaveRule.parse("after_tokens:100")]
     fact = next(a for a in config.options("agent") if config.entity("agent", a).get("policy", {}).get("on_missing_fact"))

@@ -29,7 +29,7 @@ from sdcs_bench.sandbox.bwrap import BwrapBackend
 from sdcs_bench.sandbox.guard import exempt_patterns
 from sdcs_bench.session import cleave
 from sdcs_bench.session.cleave import CleaveController
-from sdcs_bench.trial.workload import CleaveRule
+from sdcs_bench.trial.workload_model import CleaveRule
 
 EXEMPT = exempt_patterns(["tests/**"], [])
 TARGET = "ledger/journal.py"  # a source file of tier_2's scaffold, edited in place

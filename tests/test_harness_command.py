@@ -87,7 +87,7 @@ def test_stage_retries_infrastructure_failures_from_the_same_snapshot(tmp_path, 
     """The provider is overloaded on the first attempt and answers on the second: the stage keeps
     the failed attempt's records, reruns from its predecessor's snapshot and finishes."""
     from sdcs_bench.pipeline import stages
-    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.plan.planner import make_plan
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-retry-key-000000")
     script_path = tmp_path / "flaky.yaml"

@@ -10,7 +10,8 @@ import warnings
 import pandas as pd
 from harness_support import agent_cfg, run_replay_session, scaffold_tier2
 
-from sdcs_bench.pipeline.aggregate import leaderboard, to_markdown
+from sdcs_bench.pipeline.board import make_board
+from sdcs_bench.pipeline.markdown import to_markdown
 from sdcs_bench.scoring import score_sandbox
 from sdcs_bench.sandbox import make_backend
 from sdcs_bench.core.tokens import TokenUsage
@@ -69,7 +70,7 @@ def _row(trial: str, valid: bool, net: int, tampered: bool = False) -> dict:
 
 
 def test_the_leaderboard_counts_invalid_trials_apart_and_says_so():
-    board = leaderboard(pd.DataFrame([_row("t0", True, 2), _row("t1", False, 8), _row("t2", True, 4)]))
+    board = make_board(pd.DataFrame([_row("t0", True, 2), _row("t1", False, 8), _row("t2", True, 4)]))
     (row,) = board.to_dict("records")
     assert row["trials"] == 3 and row["invalid"] == 1
     assert row["net"] == 3.0  # the mean of the valid trials only: the forged 8 does not count
@@ -78,7 +79,7 @@ def test_the_leaderboard_counts_invalid_trials_apart_and_says_so():
 
 
 def test_a_tampered_trial_scores_zero_in_every_mean_and_the_leaderboard_says_why():
-    board = leaderboard(pd.DataFrame([_row("t0", True, 4), _row("t1", True, 0, tampered=True)]))
+    board = make_board(pd.DataFrame([_row("t0", True, 4), _row("t1", True, 0, tampered=True)]))
     (row,) = board.to_dict("records")
     assert (row["trials"], row["invalid"], row["tampered"], row["net"]) == (2, 0, 1, 2.0)
     assert row["tamper_evidence"] == "sentinel x passed together with y"

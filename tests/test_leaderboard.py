@@ -18,7 +18,7 @@ from rich.console import Console
 
 from sdcs_bench.pipeline import leaderboard as lb
 from sdcs_bench.pipeline import stats
-from sdcs_bench.pipeline.aggregate import leaderboard as make_board
+from sdcs_bench.pipeline.board import make_board
 
 ARMS = ["Vanilla", "AGENTS_MD_Only", "State_MD_Only", "Tuned_Reference", "Gate_I", "Memory_Bank", "Claude_Memory",
         "Handoff_Note", "Spec_First"]

@@ -17,7 +17,7 @@ from sdcs_bench.agents.expectations import expected_reference_score
 from sdcs_bench.agents.fact_policy import NOTES_HEADING
 from sdcs_bench.agents.reference import FACT_POLICY_SCRIPT, fact_briefing, policy_params
 from sdcs_bench.pipeline import stages
-from sdcs_bench.pipeline.plan import make_plan
+from sdcs_bench.pipeline.plan.planner import make_plan
 from sdcs_bench.sandbox.scaffold import scaffold
 from sdcs_bench.trial import config
 from sdcs_bench.trial.spec import TrialSpec

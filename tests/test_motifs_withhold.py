@@ -208,7 +208,7 @@ def test_withholding_after_session_1_takes_only_the_chosen_secrets(motifs2, tmp_
 
 
 def test_variants_are_config_and_the_twist_has_its_own_inject_stage(motifs2):
-    from sdcs_bench.pipeline.plan import trial_stages
+    from sdcs_bench.pipeline.plan.planner import trial_stages
 
     for k in (0, 2, 4, 6, 8):
         for mode in ("delete", "stub"):
@@ -233,7 +233,7 @@ def test_a_bad_withholding_spec_is_one_clear_error(motifs2, spec, message):
 
 
 def test_planning_refuses_what_cannot_run_before_any_work(tmp_path, tier2):
-    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.plan.planner import make_plan
 
     with pytest.raises(SpecSnapError) as err:
         make_plan("coherence_withhold", ["workload=[tier_2]", "variant=[withhold_k2_stub]", "agent=[ref_null]"],

@@ -115,6 +115,9 @@ def test_a_narrowed_null_check_runs_through_snakemake_and_says_its_check(tmp_pat
     (check,) = _check_lines(run)
     assert (check["kind"], check["rows"], check["passed"]) == ("null", 1, True), check
     assert check["line"] in (run / "leaderboard.md").read_text()
+    import html
+
+    assert check["line"] in html.unescape((run / "report" / "index.html").read_text())
     shown = specsnap("leaderboard", "--study", "nc", "--results", str(tmp_path / "results"), cwd=tmp_path)
     assert "Checked against a known null: PASS" in " ".join(shown.stdout.split())
 
@@ -124,13 +127,15 @@ def test_a_narrowed_null_check_runs_through_snakemake_and_says_its_check(tmp_pat
 @pytest.mark.parametrize("study, kind", [("null_check", "null"), ("effect_check", "effect")])
 def test_the_statistics_check_studies_pass_their_own_checks(tmp_path, study, kind):
     """The whole study (2 workloads x 4 arms x 8 seeds, 64 trials): six rows of its kind, every
-    trial on its closed form, and its check line PASS."""
+    valid trial on its closed form, and its check line PASS."""
     import pandas as pd
     from test_pipeline import snakemake
 
     run = snakemake(tmp_path, "--cores", "2", "--config", f"study={study}")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    assert pd.read_csv(tmp_path / "results" / study / "leaderboard.csv")["matches_expected"].all()
+    cards = pd.read_csv(tmp_path / "results" / study / "scorecards.csv")
+    valid = cards[cards["valid"]]  # (an invalid trial, marked so, is in no pair: issue 40's cuts under load)
+    assert len(valid) >= 60 and valid["matches_expected"].all(), cards[~cards["matches_expected"]].to_string()
     (check,) = _check_lines(tmp_path / "results" / study)
     assert (check["kind"], check["rows"], check["passed"]) == (kind, 6, True), check
     print("\n" + check["line"])

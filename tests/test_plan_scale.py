@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 PLAN = (
-    "import sys; from pathlib import Path; from sdcs_bench.pipeline.plan import ensure_plan; "
+    "import sys; from pathlib import Path; from sdcs_bench.pipeline.plan.planner import ensure_plan; "
     "changed = ensure_plan('mine', sys.argv[2:], Path(sys.argv[1])); "
     "print('current' if changed is None else f'planned, {len(changed)} changed')"
 )
@@ -56,7 +56,8 @@ def test_a_current_plan_is_read_as_it_is_and_an_edit_plans_again(clone, tmp_path
 def test_a_trial_file_is_what_json_dumps_writes(tmp_path):
     """Trial files are written with their shared parts encoded once: character for character what
     ``json.dumps(trial, indent=2, sort_keys=True)`` gives, so no existing plan changes (and reruns)."""
-    from sdcs_bench.pipeline.plan import make_plan, trial_json
+    from sdcs_bench.pipeline.plan.files import trial_json
+    from sdcs_bench.pipeline.plan.planner import make_plan
 
     plan = make_plan("smoke", ["workload=[tier_2]", "variant=[none,uninterrupted]"], tmp_path)
     parts: dict = {}
@@ -74,7 +75,7 @@ def test_a_trial_outside_the_plan_is_one_clear_error(clone, tmp_path):
 
 
 def test_many_seeds_can_be_given_as_a_range():
-    from sdcs_bench.pipeline.plan import run_name, split_overrides
+    from sdcs_bench.pipeline.plan.overrides import run_name, split_overrides
 
     assert split_overrides(["seed=range(0,16)"]) == ({"seed": list(range(16))}, [])
     assert split_overrides(["seed=2,5"]) == ({"seed": [2, 5]}, [])

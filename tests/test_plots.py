@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 
-from sdcs_bench.pipeline.aggregate import leaderboard
+from sdcs_bench.pipeline.board import make_board
 from sdcs_bench.pipeline.plots import _survival_matrix, write_plots
 
 
@@ -38,7 +38,7 @@ def test_the_survival_map_is_the_share_of_valid_trials_passing_each_requirement(
 
 def test_plots_are_written_labelled_and_reproducible(tmp_path):
     cards = _cards()
-    board = leaderboard(cards)
+    board = make_board(cards)
     first = write_plots(tmp_path / "one", cards, board, "s")
     second = write_plots(tmp_path / "two", cards, board, "s")
     names = sorted(p.name for p in first)
@@ -57,12 +57,12 @@ def test_the_withholding_curve_sits_beside_the_published_prediction_and_goes_whe
                            withheld_k=k, withhold_mode="stub", withhold_when="before_s1", tests_passed=32 - 4 * k,
                            tests_total=32))
     cards = pd.DataFrame(cards)
-    written = write_plots(tmp_path, cards, leaderboard(cards), "w")
+    written = write_plots(tmp_path, cards, make_board(cards), "w")
     assert (tmp_path / "withholding.svg") in written
     svg = (tmp_path / "withholding.svg").read_text()
     assert "published: linear prediction" in svg and "ref_every_fact" in svg
     plain = _cards()
-    write_plots(tmp_path, plain, leaderboard(plain), "w")  # the study no longer withholds: the curve goes
+    write_plots(tmp_path, plain, make_board(plain), "w")  # the study no longer withholds: the curve goes
     assert not (tmp_path / "withholding.svg").exists() and not (tmp_path / "withholding.png").exists()
 
 
@@ -77,7 +77,7 @@ def test_the_survival_curve_draws_retention_against_each_kind_of_cut_point(tmp_p
                        cut_rule="after_token_share:50"))
     cards.append(_card("f", "Vanilla", "p", {"R-1": True, "R-2": False}, variant="none", cut_rule="first_py_edit"))
     cards = pd.DataFrame(cards)
-    board = leaderboard(cards)
+    board = make_board(cards)
     points = cut_points(board)
     assert sorted(zip(points["cut_kind"], points["cut_at"], points["retention"])) == [
         ("after_token_share", 50, 0.5), ("nth_py_edit", 1, 0.0), ("nth_py_edit", 3, 0.5), ("nth_py_edit", 5, 1.0)]
@@ -86,6 +86,6 @@ def test_the_survival_curve_draws_retention_against_each_kind_of_cut_point(tmp_p
     svg = (tmp_path / "survival_curve.svg").read_text()
     assert "nth_py_edit" in svg and "after_token_share" not in svg  # one share point draws no curve
     assert "reference policy" in svg and "uninterrupted" in svg
-    again = write_plots(tmp_path, cards[cards["variant"].isin(["uninterrupted", "none"])], leaderboard(
+    again = write_plots(tmp_path, cards[cards["variant"].isin(["uninterrupted", "none"])], make_board(
         cards[cards["variant"].isin(["uninterrupted", "none"])]), "cuts")
     assert "survival_curve.svg" not in {p.name for p in again} and not (tmp_path / "survival_curve.svg").exists()

@@ -15,7 +15,9 @@ from conftest import ROOT, specsnap
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.prices import PriceTable, base_name, cache_writes, ledger_cost, ledger_spend, row_spend
-from sdcs_bench.pipeline import aggregate as agg
+from sdcs_bench.pipeline import board as agg_board
+from sdcs_bench.pipeline import markdown as agg_md
+from sdcs_bench.pipeline import rows as agg_rows
 from sdcs_bench.pipeline import estimate as est
 from sdcs_bench.trial.spec import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND
 
@@ -149,16 +151,16 @@ def _board(rows: list[dict]) -> pd.DataFrame:
 def test_a_replay_study_s_cost_is_zero_and_its_list_price_hypothetical():
     board = _board([{"agent_kind": REPLAY_KIND, "trials": 3, "hypothetical_list_usd": 0.5406},
                     {"agent_kind": REPLAY_KIND, "trials": 4, "hypothetical_list_usd": 0.0}])
-    line = agg._cost_line(board)
+    line = agg_md.cost_line(board)
     assert line.startswith("**Cost of the study**: $0 over 7 trials: no trial called a paid model (replays answer "
                            "from a script, calling no model: $0, nothing paid).")
     assert "Cost of the study**: $0.5406" not in line
     assert line.endswith("Hypothetical, never paid: at the list prices of the models the harnesses were told they "
                          "talk to, the replayed calls would have cost $0.5406.")
-    unknown = agg._cost_line(_board([{"agent_kind": REPLAY_KIND, "hypothetical_list_usd": 0.25},
+    unknown = agg_md.cost_line(_board([{"agent_kind": REPLAY_KIND, "hypothetical_list_usd": 0.25},
                                      {"agent_kind": REPLAY_KIND}]))
     assert "the replayed calls' cost is unknown" in unknown and "come to $0.2500" in unknown
-    cells = agg.cost_cells(board.assign(agent="r"))
+    cells = agg_md.cost_cells(board.assign(agent="r"))
     assert list(cells["cost_usd"]) == ["0 (replay: nothing paid)"] * 2
     assert list(cells["hypothetical_list_usd"]) == ["0.5406 (hypothetical, not paid)", "0.0000 (hypothetical, not paid)"]
 
@@ -167,18 +169,18 @@ def test_a_mixed_study_counts_only_what_models_were_paid():
     board = _board([{"agent_kind": MODEL_KIND, "trials": 2, "cost_usd": 0.625, "cost_usd_total": 1.25},
                     {"agent_kind": REPLAY_KIND, "trials": 2, "hypothetical_list_usd": 0.5},
                     {"agent_kind": REFERENCE_KIND, "trials": 2}])
-    line = agg._cost_line(board)
+    line = agg_md.cost_line(board)
     assert line.startswith("**Cost of the study**: $1.2500 over 6 trials (model calls at conf/prices.yaml's prices; "
                            "reference policies call no model and replays answer from a script, calling no model: "
                            "$0, nothing paid).")
     assert "would have cost $0.5000" in line
-    cells = agg.cost_cells(board)
+    cells = agg_md.cost_cells(board)
     assert list(cells["cost_usd_total"]) == [1.25, "0 (replay: nothing paid)", "0 (no model called)"]
     assert list(cells["hypothetical_list_usd"]) == ["", "0.5000 (hypothetical, not paid)", ""]
     unpriced = _board([{"agent_kind": MODEL_KIND, "cost_usd": float("nan"), "cost_usd_total": float("nan"),
                         "cost_unpriced_tokens": 1234}, {"agent_kind": REPLAY_KIND, "hypothetical_list_usd": 0.1}])
-    assert agg._cost_line(unpriced).startswith("**Cost of the study**: unknown: 1,234 tokens were spent by models")
-    reference = agg._cost_line(_board([{"agent_kind": REFERENCE_KIND, "trials": 5}]))
+    assert agg_md.cost_line(unpriced).startswith("**Cost of the study**: unknown: 1,234 tokens were spent by models")
+    reference = agg_md.cost_line(_board([{"agent_kind": REFERENCE_KIND, "trials": 5}]))
     assert reference == ("**Cost of the study**: $0 over 5 trials: no trial called a paid model (reference policies "
                          "call no model: $0, nothing paid).")
 
@@ -186,13 +188,13 @@ def test_a_mixed_study_counts_only_what_models_were_paid():
 def test_a_replay_row_carries_its_trials_list_price_summed():
     group = {"workload": "tier_2", "arm": "Vanilla", "variant": "none", "continuation": "reset"}
     cards = pd.DataFrame([
-        {**group, "agent": "r", "agent_kind": REPLAY_KIND, **agg._spend_columns([ledger_spend(TABLE, [REPLAYED])])},
+        {**group, "agent": "r", "agent_kind": REPLAY_KIND, **agg_rows.spend_columns([ledger_spend(TABLE, [REPLAYED])])},
         {**group, "agent": "r", "agent_kind": REPLAY_KIND,
-         **agg._spend_columns([ledger_spend(TABLE, [REPLAYED]), ledger_spend(TABLE, [REPLAYED])])},
-        {**group, "agent": "m", "agent_kind": MODEL_KIND, **agg._spend_columns([ledger_spend(TABLE, [FORWARDED])])}])
+         **agg_rows.spend_columns([ledger_spend(TABLE, [REPLAYED]), ledger_spend(TABLE, [REPLAYED])])},
+        {**group, "agent": "m", "agent_kind": MODEL_KIND, **agg_rows.spend_columns([ledger_spend(TABLE, [FORWARDED])])}])
     assert list(cards["cost_usd"]) == [0.0, 0.0, pytest.approx(0.0075)]
     board = pd.DataFrame([{**group, "agent": a, "agent_kind": k} for a, k in (("m", MODEL_KIND), ("r", REPLAY_KIND))])
-    out = agg.with_list_prices(board, cards)
+    out = agg_board.with_list_prices(board, cards)
     # the replay row: three replayed calls at $0.0045 each; the model row paid what it cost: no figure
     assert out["hypothetical_list_usd"].iloc[1] == pytest.approx(0.0135) and pd.isna(out["hypothetical_list_usd"].iloc[0])
 

@@ -12,7 +12,6 @@ import subprocess
 import sys
 import tarfile
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -319,7 +318,7 @@ def test_a_hint_naming_an_unknown_bug_is_refused(tmp_path):
 def test_the_leaderboard_divides_by_the_same_agents_vanilla_row():
     import pandas as pd
 
-    from sdcs_bench.pipeline.aggregate import leaderboard
+    from sdcs_bench.pipeline.board import make_board
 
     def row(arm, agent, raw, tokens):
         return {"trial": f"click__{arm}__{agent}", "workload": "click", "arm": arm, "agent": agent,
@@ -328,7 +327,7 @@ def test_the_leaderboard_divides_by_the_same_agents_vanilla_row():
                 "poison_survived": "", "raw": raw, "net": raw, "tes": raw, "tokens": tokens, "turns": 10,
                 "baseline_ok": True, "s1_edit_survived": None, "predicted_resolved": {"Vanilla": 1}.get(arm, 3)}
 
-    board = leaderboard(pd.DataFrame([row("Vanilla", "a", 1, 1000), row("State_MD_Only", "a", 2, 3100),
+    board = make_board(pd.DataFrame([row("Vanilla", "a", 1, 1000), row("State_MD_Only", "a", 2, 3100),
                                       row("Vanilla", "b", 0, 500), row("State_MD_Only", "b", 1, 500)]))
     got = {(r.arm, r.agent): (r.tokens_vs_vanilla, r.resolved_vs_vanilla) for r in board.itertuples()}
     assert got[("State_MD_Only", "a")] == (3.1, 2.0) and got[("Vanilla", "a")] == (1.0, 1.0)

@@ -15,7 +15,7 @@ import pytest
 from sdcs_bench.coherence.events import Event
 from sdcs_bench.coherence.resume import WrittenFile, line_set, resume_report, summary, write_costs
 from sdcs_bench.session.cleave import CleaveController
-from sdcs_bench.trial.workload import CleaveRule
+from sdcs_bench.trial.workload_model import CleaveRule
 
 
 def _event(n: int, type_: str, path: str | None, t: float, tool_event: int | None = None) -> Event:

@@ -10,7 +10,7 @@ import pytest
 from conftest import specsnap
 
 from sdcs_bench.pipeline.layout import StudyLayout
-from sdcs_bench.pipeline.plan import read_cells
+from sdcs_bench.pipeline.plan.files import read_cells
 
 # A reference policy whose arm files come from `source:` texts under conf/arm/texts, a replay agent
 # whose script lies under conf/agent/replay, and a poison-pill variant (the inject stage).

@@ -80,7 +80,7 @@ def test_bad_layout_values_name_the_valid_ones(spec, wl, tmp_path):
 
 
 def test_a_standards_variant_on_another_workload_stops_the_plan(tmp_path):
-    from sdcs_bench.pipeline.plan import make_plan
+    from sdcs_bench.pipeline.plan.planner import make_plan
 
     with pytest.raises(SpecSnapError, match="workload tier_2 is of family 'synthetic'; only workloads of family "
                                             "'standards' have one; valid choices: standards"):
@@ -267,7 +267,7 @@ def test_an_edited_source_is_recorded(wl, tmp_path):
 
 
 def test_the_scorecard_carries_the_decisions_and_the_leaderboard_checks_them(wl, tmp_path):
-    from sdcs_bench.pipeline.aggregate import _matches, _standards_columns
+    from sdcs_bench.pipeline.rows import matches as _matches, standards_columns as _standards_columns
 
     variant = config.entity("variant", "conflicts_10+polarity_normal+standard_correct")
     layout = wl.standards.layout(variant["standards"])

@@ -13,7 +13,8 @@ import pytest
 
 from sdcs_bench.agents.stochastic import distribution, draw, dropped
 from sdcs_bench.pipeline import power, stats
-from sdcs_bench.pipeline.aggregate import leaderboard, paired_differences
+from sdcs_bench.pipeline.board import make_board
+from sdcs_bench.pipeline.paired import paired_differences
 from sdcs_bench.trial import config
 from sdcs_bench.trial.workload import load_workload
 
@@ -62,6 +63,17 @@ def test_the_power_formulas_agree_with_their_textbook_values():
     # a paired difference of 1 with sd 2: the normal formula says 31.4; the noncentral t, 34 (R's power.t.test)
     assert power.t_n(1, 2, 0.05, 0.8) == 34
     assert power.t_power(10, 1, 2, 0.05) == pytest.approx(0.2932, abs=0.001)  # power.t.test(10, 1, 2, type="one")
+    # the noncentral t at few pairs, against the normal tail integrated over the chi of the SD by hand
+    # (the integration SpecSnap did before scipy was 0.001 short at 2 pairs)
+    from scipy import integrate
+    from scipy.stats import chi, norm, t
+
+    for n in (2, 3, 6):
+        df, lam = n - 1, math.sqrt(n) / 2
+        crit = t.ppf(0.975, df)
+        tail = integrate.quad(lambda x: chi.pdf(x, df) * (norm.sf(crit * x / math.sqrt(df) - lam)
+                                                          + norm.cdf(-crit * x / math.sqrt(df) - lam)), 0, np.inf)[0]
+        assert power.t_power(n, 1, 2, 0.05) == pytest.approx(tail, abs=1e-9), n
     # two proportions, 0.5 against 0.6: (1.96 sqrt(2 * .55 * .45) + 0.8416 sqrt(.25 + .24))^2 / 0.01 = 387.3
     assert power.two_proportion_n(0.5, 0.6, 0.05, 0.8) == 388
     # McNemar, discordant rates 0.3 and 0.2 (independent arms at 0.5 and 0.6): 390.1
@@ -89,7 +101,7 @@ def test_the_leaderboard_interval_of_the_stochastic_policy_covers_its_mean():
                           "expected_net": net, "expected_mean": 8 * (0.5 if arm == "Vanilla" else 0.75),
                           "matches_expected": True, "poison_survived": "", "valid": True, "invalid_reasons": "",
                           "tampered": False, "tamper_evidence": ""})
-    board = leaderboard(pd.DataFrame(cards)).set_index("arm")
+    board = make_board(pd.DataFrame(cards)).set_index("arm")
     for arm, mean in (("Vanilla", 4), ("State_MD_Only", 6)):
         row = board.loc[arm]
         assert row["n"] == 20 and row["expected_mean"] == mean
@@ -216,6 +228,40 @@ def test_power_from_a_finished_study_pools_its_paired_differences(tmp_path):
     assert report["design"] == "paired (same seed)"
     assert report["parameters"]["sd of the paired differences"] == pytest.approx(sd)
     assert report["n"] == power.t_n(1, sd, 0.05, 0.8) and report["n_test"] >= 6 and report["assumptions"]
+
+
+def _run(where, nets, kind="model"):
+    where.mkdir(parents=True)
+    pd.DataFrame([{"trial": f"w__Vanilla__m__none__s{i}", "net": net, "n_requirements": 8, "valid": True,
+                   "agent_kind": kind} for i, net in enumerate(nets)]).to_csv(where / "scorecards.csv", index=False)
+    return where
+
+
+def test_a_disagreement_rate_carries_its_wilson_interval_and_its_n(tmp_path):
+    """Ten matched trials: full marks differ on 2 (8 -> 7 twice), net on 3. Wilson at 95% (z = 1.95996):
+    2 of 10, centre (0.2 + z^2/20) / (1 + z^2/10) = 0.28326, half-width z sqrt(0.016 + z^2/400) /
+    (1 + z^2/10) = 0.22658: [0.0567, 0.5098]; 3 of 10: [0.1078, 0.6032]."""
+    from sdcs_bench.pipeline import stability
+
+    first = _run(tmp_path / "a", [8, 8, 8, 8, 5, 5, 5, 5, 5, 5])
+    second = _run(tmp_path / "b", [7, 7, 8, 8, 4, 5, 5, 5, 5, 5])
+    result = stability.compare(first, second)
+    assert (result["matched"], result["full_marks_disagree"], result["net_disagree"]) == (10, 2, 3)
+    assert result["full_marks_interval"] == [pytest.approx(0.0567, abs=1e-4), pytest.approx(0.5098, abs=1e-4)]
+    assert result["net_interval"] == [pytest.approx(0.1078, abs=1e-4), pytest.approx(0.6032, abs=1e-4)]
+    text = "\n".join(stability.lines(result))
+    assert "full marks disagree: 2 of 10 (20.0%), Wilson 95% [5.7%, 51.0%] over n = 10" in text
+    assert "net disagrees:       3 of 10 (30.0%), Wilson 95% [10.8%, 60.3%] over n = 10" in text
+    assert "published: 19 of 404 matched trials (4.8% in the paper), Wilson 95% [3.0%, 7.2%]" in text
+    # below five matched trials no interval, as for every share; reference policies: 0 by construction
+    few = stability.compare(_run(tmp_path / "c", [8, 8, 5]), _run(tmp_path / "d", [7, 8, 5]))
+    assert few["full_marks_interval"] is None
+    assert "full marks disagree: 1 of 3 (33.3%), n = 3: too few for an interval (5 needed)" in "\n".join(
+        stability.lines(few))
+    ref = stability.compare(_run(tmp_path / "e", [8] * 6, "reference policy"), _run(tmp_path / "f", [8] * 6,
+                                                                                      "reference policy"))
+    assert ref["full_marks_interval"] is None and ref["reference_only"]
+    assert "0 of 6 (0.0%), n = 6: no interval, 0 by construction" in "\n".join(stability.lines(ref))
 
 
 @pytest.mark.pipeline

@@ -13,7 +13,9 @@ import pytest
 
 from sdcs_bench.pipeline import leaderboard as lb
 from sdcs_bench.pipeline import power, stats
-from sdcs_bench.pipeline.aggregate import leaderboard, paired_differences, to_markdown
+from sdcs_bench.pipeline.board import make_board
+from sdcs_bench.pipeline.markdown import to_markdown
+from sdcs_bench.pipeline.paired import paired_differences
 
 
 # --- the distributions, by hand ---------------------------------------------------------------------
@@ -22,7 +24,10 @@ from sdcs_bench.pipeline.aggregate import leaderboard, paired_differences, to_ma
 def test_t_quantiles_and_wilson_match_their_tables():
     for df, want in ((1, 12.7062), (2, 4.3027), (4, 2.7764), (7, 2.3646), (19, 2.0930), (100, 1.9840)):
         assert stats.t_ppf(0.975, df) == pytest.approx(want, abs=1e-4), df
-    assert stats.t_cdf(-2.0, 3) == pytest.approx(0.06966, abs=1e-5)
+    assert stats.z(0.975) == pytest.approx(1.959964, abs=1e-6) and stats.z(0.8) == pytest.approx(0.841621, abs=1e-6)
+    # 1..5: mean 3, sd sqrt(2.5); the half-width t(0.975, 4) sd / sqrt(5) = 2.7764 x 1.5811 / 2.2361 = 1.9632
+    lo, hi = stats.t_interval(np.arange(1.0, 6.0))
+    assert (lo, hi) == (pytest.approx(3 - 1.9632, abs=1e-4), pytest.approx(3 + 1.9632, abs=1e-4))
     lo, hi = stats.wilson(19, 404)  # the published disagreement: 19 of 404
     assert (round(lo, 3), round(hi, 3)) == (0.030, 0.072)
     assert stats.wilson(0, 5) == (0.0, pytest.approx(0.4345, abs=1e-4))  # z^2 / (n + z^2)
@@ -51,6 +56,21 @@ def test_the_sign_flip_p_values_are_exact_by_hand():
         assert stats.paired_test([0] * n, d, "k").p == pytest.approx(_brute_p(d)), d
     # paired: second - first, whatever the baseline's level
     assert stats.paired_test([5, 5, 5, 5, 5, 5], [6, 7, 8, 6, 7, 10], "k").p == 2 / 64
+
+
+def test_the_exact_p_is_scipy_s_exact_permutation_test():
+    """Where every sign vector is counted, scipy.stats.permutation_test (one sample, sign flips,
+    two-sided as twice the smaller one-sided p) gives the same p: the null of a sum of sign-flipped
+    differences is symmetric. (SpecSnap keeps its own: the same vectors for thousands of studies at
+    once, and its seeded Monte Carlo beyond 16 pairs: stats.sign_flip_pvalues.)"""
+    from scipy.stats import permutation_test
+
+    rng = np.random.default_rng(3)
+    for n in (6, 7, 9, 12):
+        for d in (rng.integers(-3, 5, n).astype(float), rng.normal(0.5, 1, n).round(2)):
+            theirs = permutation_test((d,), lambda x, axis: np.sum(x, axis=axis), permutation_type="samples",
+                                      n_resamples=np.inf, alternative="two-sided").pvalue
+            assert stats.paired_test([0] * n, d.tolist(), "k").p == pytest.approx(theirs, abs=1e-12), d
 
 
 def test_the_monte_carlo_p_value_is_seeded_and_close_to_the_exact_one():
@@ -126,7 +146,7 @@ def test_the_paired_table_tests_adjusts_and_says_why_it_did_not():
     assert paired.loc["a", "effect_size"] == pytest.approx(round(1.625 / np.std([2, 2, 1, 2, 1, 2, 2, 1], ddof=1), 2))
     none = paired_differences(cards, stats.Settings(adjust="none")).query("metric == 'net'").set_index("agent")
     assert none.loc["a", "p_adjusted"] == none.loc["a", "p"]
-    md = to_markdown(leaderboard(cards), "s", paired_differences(cards))
+    md = to_markdown(make_board(cards), "s", paired_differences(cards))
     assert "**4 comparisons**, 3 tested, 3 marked `*`" in md and "too few pairs (n=2; 6 needed)" in md
     assert "Holm-adjusted p <= 0.05" in md and "| p | p (holm) | mark |" in md
 
@@ -135,7 +155,7 @@ def test_a_deterministic_reference_policy_is_its_closed_form_not_a_test():
     cards = _cards({"ref_oracle": ([8, 8, 8], [6, 6, 6])}, kind="reference policy")
     (row,) = paired_differences(cards).query("metric == 'net'").itertuples()
     assert row.test == stats.CLOSED_FORM and not row.marked and (row.lo, row.hi, row.difference) == (-2, -2, -2)
-    board = leaderboard(cards).set_index("arm")
+    board = make_board(cards).set_index("arm")
     assert board.loc["Vanilla", "net_interval"] == "[8, 8]"  # exact, from its closed form
 
 
@@ -144,7 +164,7 @@ def test_a_deterministic_reference_policy_is_its_closed_form_not_a_test():
 
 def test_cells_carry_a_t_interval_wilson_shares_and_say_when_too_few():
     cards = _cards({"m": ([3, 4, 2, 5, 3, 4, 8, 8], [5, 6, 3])})
-    board = leaderboard(cards).set_index("arm")
+    board = make_board(cards).set_index("arm")
     van, few = board.loc["Vanilla"], board.loc["State_MD_Only"]
     lo, hi = stats.t_interval(np.array([3, 4, 2, 5, 3, 4, 8, 8], dtype=float))
     assert (van["net_lo"], van["net_hi"]) == (round(lo, 2), round(hi, 2))
@@ -153,7 +173,7 @@ def test_cells_carry_a_t_interval_wilson_shares_and_say_when_too_few():
     assert (van["s1_edit_survived_lo"], van["s1_edit_survived_hi"]) == tuple(round(x, 2) for x in stats.wilson(4, 8))
     assert few["net_interval"] == "n=3: too few for an interval (5 needed)" and pd.isna(few["full_marks_lo"])
     assert lb.MIN_INTERVAL_N == stats.MIN_INTERVAL_N
-    cells = {r["arm"]: lb._local_cell(r) for r in json.loads(leaderboard(cards).to_json(orient="records"))}
+    cells = {r["arm"]: lb._local_cell(r) for r in json.loads(make_board(cards).to_json(orient="records"))}
     assert cells["State_MD_Only"]["text"] == "4.7/8 n=3 (too few for a CI)" and "lo" not in cells["State_MD_Only"]
     assert cells["Vanilla"]["text"] == f"4.6/8 [{lo:.1f},{hi:.1f}] n=8".replace(".0,", ",").replace(".0]", "]")
 
@@ -260,6 +280,19 @@ def test_the_exact_binary_power_is_the_simulated_one_at_small_n():
     assert power.signflip_binary_power(6, 1.0, 0.0, 0.05) == pytest.approx(1.0)  # all six discordant one way
 
 
+def test_the_exact_binary_power_is_every_outcome_put_through_the_test():
+    """Every one of the 3^n vectors of paired 0/1 differences (+1 w.p. p10, -1 w.p. p01, else 0), its
+    p-value from the sign-flip test itself: the power is the probability of those it marks."""
+    for n, (p10, p01), alpha in ((6, (0.4, 0.1), 0.05), (8, (0.3, 0.2), 0.05), (9, (0.45, 0.05), 0.01),
+                                 (10, (0.35, 0.15), 0.05)):
+        d = np.array(list(itertools.product((1.0, -1.0, 0.0), repeat=n)))
+        prob = np.prod(np.where(d == 1, p10, np.where(d == -1, p01, 1 - p10 - p01)), axis=1)
+        p, method = stats.sign_flip_pvalues(d)
+        assert method == "exact"
+        assert power.signflip_binary_power(n, p10, p01, alpha) == pytest.approx(prob[p <= alpha + 1e-12].sum(),
+                                                                                abs=1e-12), (n, alpha)
+
+
 def test_the_power_command_states_its_assumptions():
     from conftest import specsnap
 
@@ -268,6 +301,88 @@ def test_the_power_command_states_its_assumptions():
     text = out.stdout
     assert "trials per cell (two-proportion formula): 388" in text and "assumptions:" in text
     assert "power of SpecSnap's sign-flip test at n = 388" in text
+
+
+def test_the_power_command_prices_that_many_trials_per_cell_of_the_study_named():
+    """smoke with Claude Code (Sonnet) and the oracle under two arms: four cells, two of them paid.
+    No pilot: a tier_2 trial is its TES budget, 400,000 tokens, at $3 a million as uncached input
+    ($1.20; range $0.30 to $15 a million: $0.12 to $6). At 388 trials per cell: 2 x 388 x $1.20 =
+    $931.20 (range $93.12 to $4,656); at the test's own 408, $979.20. The oracle: $0."""
+    from conftest import specsnap
+
+    args = ["power", "--metric", "full_marks", "--baseline", "0.5", "--delta", "0.1", "--study", "smoke",
+            "--override", "agent=[claude_code_sonnet,ref_oracle]", "--override", "arm=[Vanilla,State_MD_Only]"]
+    out = specsnap(*args, "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert (report["n"], report["n_test"]) == (388, 408)
+    cost = report["cost"]
+    assert cost["cells"] == 4 and cost["pilot"] is None
+    assert cost["at_n"] == {"n": 388, "trials": 4 * 388, "sessions": 2 * 4 * 388,  # smoke's trials: two sessions
+                            "cost_usd": pytest.approx(2 * 388 * 1.20), "cost_low_usd": pytest.approx(2 * 388 * 0.12),
+                            "cost_high_usd": pytest.approx(2 * 388 * 6.00)}
+    assert cost["at_n_test"]["cost_usd"] == pytest.approx(979.20)
+    ref = {a["agent"]: a for a in cost["agents"]}["ref_oracle"]
+    assert not ref["paid"] and ref["cost_usd"] == 0 and "calls no model" in ref["zero_cost"]
+    text = specsnap(*args).stdout
+    assert "cost of study smoke (agent=[claude_code_sonnet,ref_oracle] arm=[Vanilla,State_MD_Only]), 4 cell(s)" in text
+    assert "at 388 trials per cell: 1,552 trials, 3,104 sessions, $931.20 (range $93.12-$4,656.00)" in text
+    assert "- claude_code_sonnet (claude-sonnet-4-5): 776 trials, $931.20 (range $93.12-$4,656.00)" in text
+    assert "tier_2: $1.2000 (range $0.1200-$6.0000) a trial; the workload's TES budget" in text
+    assert "- ref_oracle (reference policy): 776 trials, $0 (a reference policy calls no model)" in text
+    assert "at 408 (where the sign-flip test itself reaches the target): 1,632 trials, $979.20" in text
+    # reference policies only (smoke as it is): $0 at any n, and said so
+    refs = specsnap("power", "--metric", "full_marks", "--baseline", "0.5", "--delta", "0.1", "--study", "smoke")
+    assert "no session of the study calls a paid model (reference policies and replays): $0 at any n" in refs.stdout
+    alone = specsnap("power", "--sd", "2", "--delta", "1", "--override", "arm=[Vanilla]")
+    assert alone.returncode == 2 and "name it with --study" in alone.stderr
+
+
+def _priced_pilot(results, ledger: bool):
+    """A pilot of Claude Code (Sonnet) on tier_2: 6 seeds x Vanilla and State_MD_Only, each trial one
+    session of 10,000 x (its index + 1) uncached input and 1,000 output tokens (with ``ledger``)."""
+    run = results / "pilot"
+    run.mkdir(parents=True)
+    nets = {"Vanilla": [3, 4, 2, 5, 3, 4], "State_MD_Only": [5, 5, 4, 6, 4, 6]}
+    cards = [{"trial": f"{arm}{s}", "workload": "tier_2", "arm": arm, "agent": "claude_code_sonnet", "variant": "none",
+              "continuation": "reset", "seed": s, "net": net[s], "n_requirements": 8, "valid": True}
+             for arm, net in nets.items() for s in range(6)]
+    pd.DataFrame(cards).to_csv(run / "scorecards.csv", index=False)
+    if ledger:
+        pd.DataFrame([{"trial": c["trial"], "agent": "claude_code_sonnet", "agent_kind": "model", "session": "S1",
+                       "status": "ok", "tokens_uncached_input": 10_000 * (i + 1), "tokens_cache_read": 0,
+                       "tokens_cache_write": 0, "tokens_output": 1_000, "tokens_reasoning": 0}
+                      for i, c in enumerate(cards)]).to_csv(run / "ledger.csv", index=False)
+    (run / "leaderboard.json").write_text("{}")
+    return run
+
+
+def test_the_power_command_prices_from_its_pilot_s_trials(tmp_path):
+    """The --from run's trials are the price basis: a trial's mean cost is (65,000 x $3 + 1,000 x
+    $15) / 1e6 = $0.21 (the cheapest 10,000 input: $0.045; the dearest 120,000: $0.375); the study
+    (smoke, Sonnet, two arms) has two cells, so n trials per cell cost 2 n x $0.21."""
+    from conftest import specsnap
+
+    results = tmp_path / "results"
+    _priced_pilot(results, ledger=True)
+    args = ["power", "--delta", "1", "--from", "pilot", "--results", str(results), "--study", "smoke",
+            "--override", "agent=[claude_code_sonnet]", "--override", "arm=[Vanilla,State_MD_Only]"]
+    out = specsnap(*args, "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    n, cost = report["n"], report["cost"]
+    assert cost["pilot"] == "pilot" and cost["cells"] == 2
+    assert (cost["at_n"]["cost_usd"], cost["at_n"]["cost_low_usd"], cost["at_n"]["cost_high_usd"]) == \
+        (pytest.approx(2 * n * 0.21), pytest.approx(2 * n * 0.045), pytest.approx(2 * n * 0.375))
+    assert f"${2 * n * 0.21:,.2f} (range ${2 * n * 0.045:,.2f}-${2 * n * 0.375:,.2f})" in specsnap(*args).stdout
+    # a pilot with no ledger (no paid sessions to price from) says so, and the budget prices it
+    other = tmp_path / "other"
+    _priced_pilot(other, ledger=False)
+    fallback = specsnap(*args[:5], "--results", str(other), *args[7:], "--json")
+    assert fallback.returncode == 0, fallback.stderr
+    cost = json.loads(fallback.stdout)["cost"]
+    assert cost["pilot"] is None and "run pilot is no price basis" in cost["notes"][0]
+    assert cost["at_n"]["cost_usd"] == pytest.approx(2 * json.loads(fallback.stdout)["n"] * 1.20)
 
 
 def test_a_bad_adjustment_stops_the_plan_with_one_error_naming_the_choices(tmp_path):

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from test_pipeline import snakemake
 
-from sdcs_bench.trial.workload import load_workload, registered_workloads
+from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.trial.workload_registry import registered_workloads
 
 pytestmark = pytest.mark.pipeline
 TIERS = [t for t in ("tier_1", "tier_3", "tier_4") if t in registered_workloads()]

@@ -7,7 +7,9 @@ import shutil
 import pytest
 from conftest import specsnap
 
-from sdcs_bench.trial.workload import NEUTRAL_PROMPT, _parse_workload, registered_workloads, split_requirements
+from sdcs_bench.trial.workload import _parse_workload, split_requirements
+from sdcs_bench.trial.workload_model import NEUTRAL_PROMPT
+from sdcs_bench.trial.workload_registry import registered_workloads
 
 
 def test_tier2_shape(tier2):

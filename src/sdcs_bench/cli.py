@@ -75,7 +75,8 @@ def _workload(workload: str | None, tier: int | None, results: Path = Path("resu
     """A workload ready to use; a real repository's source is fetched and its environment built
     first (once: both are cached under ``results/_cache``, where the pipeline keeps them)."""
     from sdcs_bench.pipeline.repos import prepare_workload
-    from sdcs_bench.trial.workload import load_workload, resolve_workload_id
+    from sdcs_bench.trial.workload import load_workload
+    from sdcs_bench.trial.workload_registry import resolve_workload_id
 
     return prepare_workload(load_workload(resolve_workload_id(workload, tier)), results)
 
@@ -87,6 +88,7 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
 
     from sdcs_bench.trial import config
     from sdcs_bench.agents import agent_kind
+    from sdcs_bench.pipeline.plan.grid import grid_size
 
     group = {"workloads": "workload", "arms": "arm", "agents": "agent", "variants": "variant", "studies": "study"}[what.value]
     # Each group's second column: what tells its entries apart at a glance.
@@ -95,7 +97,7 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
         "workload": ("family", lambda name, cfg: cfg["family"]),
         "arm": ("notes file", lambda name, cfg: cfg.get("notes_file") or "-"),
         "variant": ("sets", lambda name, cfg: ", ".join(k for k in cfg if k not in ("name", "description")) or "-"),
-        "study": ("trials", lambda name, cfg: str(_grid_size(cfg.get("grid") or {}))),
+        "study": ("trials", lambda name, cfg: str(grid_size(cfg.get("grid") or {}))),  # as many as make_plan makes
     }[group]
     table = Table(title=what.value)
     if group == "variant":  # a handoff is not a variant: it is said where a reader of variants looks
@@ -110,10 +112,11 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
     for name in config.options(group):
         try:
             cfg = _listed(group, name)
+            shown = facet(name, cfg)
         except SpecSnapError as exc:  # one broken file is shown as such; the others are still listed
             table.add_row(name, "", f"[red]unreadable: {exc}[/]")
             continue
-        table.add_row(name, facet(name, cfg), " ".join(str(cfg.get("description", "")).split()))
+        table.add_row(name, shown, " ".join(str(cfg.get("description", "")).split()))
     _console().print(table)
 
 
@@ -129,13 +132,6 @@ def _listed(group: str, name: str) -> dict:
         wl = load_workload(name)
         return {**cfg, "family": wl.family, "description": f"{wl.title}: {wl.description}" if wl.title else wl.description}
     return cfg
-
-
-def _grid_size(grid: dict) -> int:
-    size = 1
-    for axis in ("workload", "arm", "agent", "variant", "seed"):
-        size *= len(grid.get(axis) or [])
-    return size
 
 
 @app.command("validate-workload")
@@ -488,7 +484,8 @@ def _repo_plan(workload: str | None, results: Path, repo_plan: Path | None) -> t
 
 
 def _real_repo(workload: str | None):
-    from sdcs_bench.trial.workload import load_workload, registered_workloads, resolve_workload_id
+    from sdcs_bench.trial.workload import load_workload
+    from sdcs_bench.trial.workload_registry import registered_workloads, resolve_workload_id
 
     known = [w for w in registered_workloads() if _is_repo(w)]
     wl = load_workload(resolve_workload_id(_need(workload, "WORKLOAD", known)))
@@ -541,15 +538,25 @@ def power(
                                                             "differences")] = None,
     target: Annotated[float, typer.Option("--power", help="the chance of detecting it")] = 0.8,
     level: Annotated[float, typer.Option("--level", help="1 - the two-sided test's level (0.95: 5%)")] = 0.95,
+    study: Annotated[Optional[str], typer.Option("--study", help="a study (see `specsnap list studies`): also print "
+                                                               "what that many trials per cell of it would cost")] = None,
+    override: Annotated[Optional[list[str]], typer.Option("--override", help="a Hydra override of --study, as for "
+                                                                         "plan")] = None,
     results: ResultsOpt = Path("results"),
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
 ) -> None:
     """How many trials per cell detect a difference of --delta with SpecSnap's sign-flip test, and
-    every assumption that answer rests on (docs/statistics.md#how-many-seeds)."""
-    from sdcs_bench.pipeline.power import power_report
+    every assumption that answer rests on (docs/statistics.md#how-many-seeds). With --study, what that
+    many trials per cell of the study would cost, priced per trial as `specsnap estimate` does (the
+    --from run's trials where it has a paid model's; reference policies and replays cost $0)."""
+    from sdcs_bench.pipeline.power import power_report, study_cost
 
-    report = power_report(delta, metric=metric, target=target, level=level, baseline=baseline, sd=sd,
-                          run_dir=_run_dir(results, from_run) if from_run else None)
+    if override and not study:
+        raise SpecSnapError("--override changes the study to price: name it with --study")
+    run_dir = _run_dir(results, from_run) if from_run else None
+    report = power_report(delta, metric=metric, target=target, level=level, baseline=baseline, sd=sd, run_dir=run_dir)
+    if study:
+        study_cost(report, study, override or [], run_dir, results)
     print(json.dumps(report.to_dict(), indent=2) if as_json else "\n".join(report.lines()))
 
 
@@ -775,7 +782,7 @@ def proxy(
 
     from sdcs_bench.proxy import ModelProxy, ReplayScript
     from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
-    from sdcs_bench.trial.workload import METER_KINDS, CleaveRule
+    from sdcs_bench.trial.workload_model import METER_KINDS, CleaveRule
 
     rule = CleaveRule.parse(cut) if cut else None
     if rule is not None and not rule.metered:

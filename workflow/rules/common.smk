@@ -1,85 +1,31 @@
-# Plan loading, input functions and wildcard constraints. All logic lives in sdcs_bench.
-import gc
+# Input functions and wildcard constraints. The run's start-up (config check, run name, plan, run
+# lock, bytecode, budget, the cells table) is one call: sdcs_bench.pipeline.startup.start_run.
 import inspect
-import os
+import os  # (the rules' params take directories with os.path)
 import re
-import sys
-from pathlib import Path
 
 from snakemake.common import overwrite_function_params
 from snakemake.exceptions import WorkflowError
-from snakemake.utils import validate
 
-from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.core.paths import workflow_project
+from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD
+from sdcs_bench.pipeline.plan import API_PROVIDERS, CELLS_VAR
+from sdcs_bench.pipeline.startup import start_run
 
-# Building the DAG allocates several objects for every job and every file of it, and nearly all of
-# them live until the run ends. At CPython's default thresholds (700, 10, 10) the cyclic garbage
-# collector walks them over and over: about a sixth of a large grid's `snakemake -n` (README
-# "Benchmarks"). A young collection every 100,000 allocations, and older ones as rarely relative to
-# it, leaves a fraction of that; memory held in reference cycles is still freed, only later.
-gc.set_threshold(100_000, 20, 100)
-
-# The project is the checkout this Snakefile is in (never the one the package was installed from):
-# every job, local or on a cluster node, reads conf/ and tiers/ from here (or, for a job on a
-# cluster without a shared file system given only the workflow's sources, from the copy of the
-# same checkout its job image carries: containers/job/).
-PROJECT_ROOT = str(workflow_project(Path(workflow.main_snakefile).parent, workflow.is_main_process))
-from sdcs_bench.pipeline.budgets import apply_budget
-from sdcs_bench.pipeline.layout import LEADERBOARD_EXTS, SCORECARD, CacheLayout, StudyLayout
-from sdcs_bench.pipeline.stability import Subset
-from sdcs_bench.pipeline.plan import (
-    API_PROVIDERS,
-    CELLS_VAR,
-    ensure_plan,
-    pack_cells,
-    read_cells,
-    run_name,
-    unpack_cells,
-)
-
-
-
-# Snakemake options that run no job (a budget is applied only by a run that may run some).
-NO_JOB_FLAGS = {"--dry-run", "--dryrun", "--dag", "--rulegraph", "--filegraph", "--d3dag", "--summary",
-                "--detailed-summary", "--list-changes", "--lc", "--list-input-changes", "--li", "--list-params-changes",
-                "--lp", "--list-code-changes", "--list-rules", "--list-target-rules", "--unlock", "--lint",
-                "--containerize", "--archive", "--cleanup-metadata", "--delete-all-output", "--delete-temp-output"}
-
-
-def stop(message):
-    """Bad input: one line on the terminal, no traceback, exit status 2, before any job."""
-    print(f"specsnap: error: {message}", file=sys.stderr)
-    sys.exit(2)
-
-
-try:
-    # A misspelt key (`--config stduy=smoke`) or `overrides` given as one string is one line naming
-    # the valid choices, before Snakemake's schema check (a page of JSON schema) and before any work.
-    from sdcs_bench.pipeline.plan import check_run_config
-
-    check_run_config(config, Path(PROJECT_ROOT) / "workflow" / "schemas" / "config.schema.yaml")
-except SpecSnapError as exc:
-    stop(exc)
-validate(config, schema=str(Path(PROJECT_ROOT) / "workflow" / "schemas" / "config.schema.yaml"))
-
-STUDY_NAME = config["study"]
-RESULTS = config["results"]
-try:
-    # A rerun batch (docs/statistics.md#run-to-run-stability): a share of a finished run's cells again.
-    SUBSET = Subset(config["rerun_of"], float(config["rerun_share"]), int(config["rerun_seed"])) \
-        if config.get("rerun_of") else None
-    # results/<study>, or results/<study>+<digest of the overrides>, or results/<name>
-    RUN = run_name(STUDY_NAME, list(config["overrides"]),
-                   config.get("name") or (SUBSET.default_name if SUBSET else None))
-except SpecSnapError as exc:
-    stop(exc)
-STUDY_DIR = f"{RESULTS}/{RUN}"
-STUDY = StudyLayout(STUDY_DIR)  # every file name comes from sdcs_bench.pipeline.layout
+RUN = start_run(workflow, config)
+STUDY = RUN.layout
+STUDY_DIR = RUN.dir
 TRIAL = STUDY.trial("{trial}")
 PLAN_DIR = STUDY.plan_dir
-# Rules call the `specsnap` CLI installed beside this interpreter, activated or not.
-shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH" SPECSNAP_ROOT="{PROJECT_ROOT}"; ')
+CACHE = RUN.cache
+CELLS = RUN.cells
+IN_STORAGE = RUN.in_storage
+SOURCE_PLANS = RUN.source_plans
+ENV_PLANS = RUN.env_plans
+IMAGES = RUN.images
+IMAGE_DIGESTS = RUN.image_digests
+IMAGE_NEEDS = RUN.image_needs
+shell.prefix(RUN.shell_prefix)
+
 
 # Snakemake 9's job rate limiter (on by default, 100 jobs a second) starts a one-second timer thread
 # after every scheduling round, and each timer starts another round: the rounds multiply with every
@@ -94,71 +40,11 @@ onstart:
     drop_default_rate_limit(getattr(workflow, "scheduler", None))
 
 
-# Compose conf/ once, in the main process only: cluster and remote jobs re-parse this file and
-# must read the plan this run started with, never compose (or see a config edited mid-run).
-# Planning takes the study directory's run lock first: a second run of the same directory
-# writes nothing (and is refused if its plan differs).
-if workflow.is_main_process:
-    try:
-        # Composes only when the plan on disk is not current (plan.inputs.json), so a no-op rerun
-        # costs no composition, while an edit of conf/ or tiers/ replans.
-        ensure_plan(STUDY_NAME, list(config["overrides"]), Path(RESULTS), config.get("name") or None, subset=SUBSET)
-        # The run's budget (docs/cost.md): the planned one with this command line's over it; when it
-        # was raised, the trials a smaller one stopped are opened again (their stopped session reruns).
-        # (Snakemake says whether this is a dry run only after the Snakefile is read: its command line
-        # does. Any invocation that runs no job counts as one: it changes no budget and moves nothing.)
-        dry = any(a.split("=")[0] in NO_JOB_FLAGS or re.fullmatch(r"-[A-Za-z]*[nS][A-Za-z]*", a) for a in sys.argv[1:])
-        if not dry:  # every job imports the package: its bytecode is written once, here
-            from sdcs_bench.core.bytecode import compile_package
-
-            compile_package()
-        for line in apply_budget(Path(STUDY_DIR), {"max_usd": config.get("budget_max_usd"),
-                                                   "trial_max_usd": config.get("budget_trial_max_usd"),
-                                                   "price_replay": config.get("budget_price_replay")}, dry,
-                                 shared=workflow.storage_settings.default_storage_provider is None):
-            print(f"specsnap: {line}", file=sys.stderr)
-    except SpecSnapError as exc:
-        stop(exc)
-    except OSError as exc:
-        from sdcs_bench.core.fsutil import disk_error_message
-
-        stop(disk_error_message(exc) or exc)
-
-# Without a shared file system (a default storage provider, e.g. S3 on Kubernetes) every file goes
-# through the storage: the plan this process wrote is published there by the local rule
-# publish_plan, and a job is handed the cells table in an environment variable.
-IN_STORAGE = workflow.storage_settings.default_storage_provider is not None
-if IN_STORAGE and not workflow.is_main_process:
-    if CELLS_VAR not in os.environ:
-        stop(f"{CELLS_VAR} is not set: this job was not started by a SpecSnap run")
-    CELLS = {cell["trial"]: cell for cell in unpack_cells(os.environ[CELLS_VAR])}
-else:
-    CELLS = {cell["trial"]: cell for cell in read_cells(STUDY.cells)}
-if IN_STORAGE and workflow.is_main_process:
-    try:
-        os.environ[CELLS_VAR] = pack_cells(STUDY.cells)
-    except SpecSnapError as exc:
-        stop(exc)
+# Without a shared file system a job is handed the cells table in this environment variable.
 if IN_STORAGE:
 
     envvars:
         CELLS_VAR,
-
-
-# Real repositories: each planned source and environment (cached once per pin under results/_cache,
-# shared by every run), by its cache key -> the plan file its rule reads.
-CACHE = CacheLayout(RESULTS)
-SOURCE_PLANS = {Path(c["source"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values() if c["source"]}
-ENV_PLANS = {Path(c["environment"]).parent.name: STUDY.repo_file(c["workload"]) for c in CELLS.values()
-             if c["environment"]}
-# The docker backend's images the trials run in (containers/<name>/), by name and context digest.
-# Sessions run in one (the agent's), scoring in another (the workload's); a generated env-<workload>
-# image carries the repository's environment, so its build takes the environment's record.
-IMAGE_RECORDS = {c[k] for c in CELLS.values() for k in ("image", "score_image") if c.get(k)}
-IMAGES = sorted({Path(r).parent.name for r in IMAGE_RECORDS})
-IMAGE_DIGESTS = sorted({Path(r).stem for r in IMAGE_RECORDS})
-IMAGE_NEEDS = {c["score_image"]: c["environment"] for c in CELLS.values()
-               if c.get("score_image") and c["environment"] and Path(c["score_image"]).parent.name.startswith("env-")}
 
 
 # A trial id's characters (plan.trial_id), not the list of planned trials: a pattern of 10,000
@@ -184,7 +70,8 @@ def declared(func):
     """``func`` with its parameters worked out once. Snakemake looks them up for every input, params
     and resource function of every job (twice for each call), through ``inspect.signature`` unless
     the function carries them already, as the wrappers of ``snakemake.ioutils`` do: ``declared``
-    gives them the same way (and ``__signature__`` for anything else that inspects it)."""
+    gives them the same way (and ``__signature__`` for anything else that inspects it).
+    """
     func.__signature__ = inspect.signature(func)
     overwrite_function_params(func, func.__signature__.parameters)
     return func
@@ -195,14 +82,17 @@ def cell(trial):
     try:
         return CELLS[trial]
     except KeyError:
-        raise WorkflowError(f"trial {trial!r} is not in the plan of {STUDY_DIR} ({len(CELLS)} trials: "
-                            f"see {STUDY.cells})") from None
+        raise WorkflowError(
+            f"trial {trial!r} is not in the plan of {STUDY_DIR} ({len(CELLS)} trials: "
+            f"see {STUDY.cells})"
+        ) from None
 
 
 @declared
 def source_plan(wildcards):
     """The plan file a source job reads, marked ``ancient`` because the cache is named by the pin's
-    hash, so a newer plan file (another run planning the same pin) never makes it stale."""
+    hash, so a newer plan file (another run planning the same pin) never makes it stale.
+    """
     return ancient(SOURCE_PLANS[wildcards.pin])
 
 
@@ -215,7 +105,8 @@ def environment_plan(wildcards):
 @declared
 def repo_inputs(wildcards):
     """A real-repository trial's stages take its cached source and environment (``ancient``, as
-    above: rebuilding the shared cache for one run must not rerun another run's trials)."""
+    above: rebuilding the shared cache for one run must not rerun another run's trials).
+    """
     row = cell(wildcards.trial)
     return {key: ancient(row[key]) for key in ("source", "environment") if row[key]}
 
@@ -274,7 +165,11 @@ def api_units(provider):
 
     def units(wildcards):
         row = cell(wildcards.trial)
-        api = row["successor_api"] if row.get("successor_api") and int(wildcards.k) >= 2 else row.get("api")
+        api = (
+            row["successor_api"]
+            if row.get("successor_api") and int(wildcards.k) >= 2
+            else row.get("api")
+        )
         return int(api == provider)
 
     return declared(units)
@@ -288,28 +183,34 @@ def handoff_api_units(provider):
         row = cell(wildcards.trial)
         if not wildcards.trial.endswith("__summary"):
             return 0
-        api = row["successor_api"] if row.get("successor_api") and int(wildcards.k) - 1 >= 2 else row.get("api")
+        api = (
+            row["successor_api"]
+            if row.get("successor_api") and int(wildcards.k) - 1 >= 2
+            else row.get("api")
+        )
         return int(api == provider)
 
     return declared(units)
 
 
-HANDOFF_API_RESOURCES = ({f"api_{p}": handoff_api_units(p) for p in API_PROVIDERS}
-                         if any(row.get(col) not in (None, "", "none") for row in CELLS.values()
-                                for col in ("api", "successor_api")) and any(t.endswith("__summary") for t in CELLS)
-                         else {})
+HANDOFF_API_RESOURCES = (
+    {f"api_{p}": handoff_api_units(p) for p in API_PROVIDERS}
+    if RUN.calls_api and any(t.endswith("__summary") for t in CELLS)
+    else {}
+)
 
 
 # The api_<provider> resources of a session, in a plan where some session calls an API. Snakemake
 # evaluates every declared resource of every job, so a plan of reference policies declares none.
-API_RESOURCES = ({f"api_{p}": api_units(p) for p in API_PROVIDERS}
-                 if any(row.get(col) not in (None, "", "none") for row in CELLS.values() for col in ("api", "successor_api"))
-                 else {})
+API_RESOURCES = (
+    {f"api_{p}": api_units(p) for p in API_PROVIDERS} if RUN.calls_api else {}
+)
 
 
 def runtime_min(stage_kind):
     """Resource: a job's wall-time limit in minutes, from the trial's own settings (the session
-    timeout times its attempts, plus backoff; the scoring timeout), for cluster executors."""
+    timeout times its attempts, plus backoff; the scoring timeout), for cluster executors.
+    """
     return per_trial(lambda row: int(row[f"{stage_kind}_runtime_min"]))
 
 
@@ -332,8 +233,10 @@ def previous_session_stage(wildcards):
     what it hands over); for a cut at a share of the uninterrupted run's tokens, that control's
     scorecard too."""
     inputs = stage_before(wildcards.trial, f"session_{wildcards.k}")
-    before = stages(wildcards.trial)[stages(wildcards.trial).index(f"session_{wildcards.k}") - 1]
-    if before.startswith("handoff_"):  # what the handoff hands this session: its prompt's text, its HOME's state
+    order = stages(wildcards.trial)
+    before = order[order.index(f"session_{wildcards.k}") - 1]
+    # what a handoff hands this session: its prompt's text, its HOME's state
+    if before.startswith("handoff_"):
         outputs = STUDY.trial(wildcards.trial).outputs(before)
         inputs |= {"context": outputs["context"], "carry": outputs["carry"]}
     control = cell(wildcards.trial).get("baseline")
@@ -345,7 +248,8 @@ def previous_session_stage(wildcards):
 @declared
 def handoff_inputs(wildcards):
     """The stage before handoff k (session k-1, or the injection after it) and every earlier
-    session's record, events and carried state (a trace reads them all, a summary the last)."""
+    session's record, events and carried state (a trace reads them all, a summary the last).
+    """
     inputs = stage_before(wildcards.trial, f"handoff_{wildcards.k}")
     layout = STUDY.trial(wildcards.trial)
     earlier = [f"session_{j}" for j in range(1, int(wildcards.k))]
@@ -368,7 +272,9 @@ def score_inputs(wildcards):
     layout = STUDY.trial(wildcards.trial)
     order = stages(wildcards.trial)
     inputs = stage_before(wildcards.trial, "score")
-    inputs["sessions"] = [layout.stage_json(s) for s in order if s.startswith("session_")]
+    inputs["sessions"] = [
+        layout.stage_json(s) for s in order if s.startswith("session_")
+    ]
     if "inject" in order:
         inputs["injection"] = layout.stage_json("inject")
     handoffs = [layout.stage_json(s) for s in order if s.startswith("handoff_")]
@@ -396,8 +302,12 @@ def session_stages():
 
 def ledgers():
     """Every model-call ledger: each session's, and each handoff's (a summary's call)."""
-    return [STUDY.trial(t).outputs(s)["ledger"] for t in CELLS for s in stages(t)
-            if s.startswith(("session_", "handoff_"))]
+    return [
+        STUDY.trial(t).outputs(s)["ledger"]
+        for t in CELLS
+        for s in stages(t)
+        if s.startswith(("session_", "handoff_"))
+    ]
 
 
 def session_records():
@@ -413,11 +323,24 @@ def report_records():
     if not IN_STORAGE:
         return []
     files = [STUDY.cells, *(STUDY.trial_file(t) for t in CELLS), *scorecards()]
-    files += [STUDY.trial(t).stage_json("inject") for t in CELLS if "inject" in stages(t)]
+    files += [
+        STUDY.trial(t).stage_json("inject") for t in CELLS if "inject" in stages(t)
+    ]
     for trial, stage in session_stages():
         outputs = STUDY.trial(trial).outputs(stage)
-        files += [outputs[k] for k in ("stage", "snapshot", "ledger", "transcript", "stderr", "events", "abstention",
-                                       "cleave_diff")]
+        files += [
+            outputs[k]
+            for k in (
+                "stage",
+                "snapshot",
+                "ledger",
+                "transcript",
+                "stderr",
+                "events",
+                "abstention",
+                "cleave_diff",
+            )
+        ]
     return files
 
 

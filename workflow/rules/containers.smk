@@ -7,15 +7,17 @@ rule build_image:
         unpack(image_needs),
     output:
         record=CACHE.image_record("{image}", "{digest}"),
-    params:
-        # the results directory (results/_cache/images/<name>/<digest>.json): an env image finds its
-        # environment's cache there
-        results=lambda wildcards, output: os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(output.record)))),
     log:
         STUDY.log("build_image", "{image}.{digest}"),
     benchmark:
         STUDY.benchmark("build_image", "{image}.{digest}")
     conda:
         "../envs/specsnap.yaml"
+    params:
+        # the results directory (results/_cache/images/<name>/<digest>.json): an env image finds its
+        # environment's cache there
+        results=lambda wildcards, output: os.path.dirname(
+            os.path.dirname(os.path.dirname(os.path.dirname(output.record)))
+        ),
     shell:
         "specsnap --log {log} build-image {wildcards.image} --results {params.results:q} --record {output.record}"

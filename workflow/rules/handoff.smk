@@ -20,8 +20,11 @@ rule handoff:
     params:
         from_dir=declared(lambda wildcards, input: os.path.dirname(input.snapshot)),
         stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),
-        sessions=declared(lambda wildcards, input: " ".join(f"--session-stage {os.path.dirname(p)}"
-                                                            for p in input.sessions)),
+        sessions=declared(
+            lambda wildcards, input: " ".join(
+                f"--session-stage {os.path.dirname(p)}" for p in input.sessions
+            )
+        ),
     shell:
         "specsnap --log {log} handoff --trial {input.trial} --session {wildcards.k} --from {params.from_dir} "
         "--stage-dir {params.stage_dir} {params.sessions}"

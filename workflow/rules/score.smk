@@ -17,7 +17,11 @@ rule score:
     params:
         from_dir=declared(lambda wildcards, input: os.path.dirname(input.snapshot)),
         stage_dir=declared(lambda wildcards, output: os.path.dirname(output.stage)),
-        sessions=declared(lambda wildcards, input: " ".join(f"--session-record {p}" for p in input.sessions)),
+        sessions=declared(
+            lambda wildcards, input: " ".join(
+                f"--session-record {p}" for p in input.sessions
+            )
+        ),
         injection=injection_flag,
     shell:
         "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "

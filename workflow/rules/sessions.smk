@@ -1,6 +1,4 @@
 rule session:
-    wildcard_constraints:
-        trial=NO_STATE_TRIAL,
     input:
         *REPO_INPUTS,
         *IMAGE_INPUTS,
@@ -12,6 +10,8 @@ rule session:
         TRIAL.log("session_{k}"),
     benchmark:
         TRIAL.benchmark("session_{k}")
+    wildcard_constraints:
+        trial=NO_STATE_TRIAL,
     conda:
         "../envs/specsnap.yaml"
     resources:
@@ -30,7 +30,7 @@ rule session:
 # same job, which also leaves that state (carry.tar.gz) for the next session. (A rule of its own, so
 # the sessions of every other trial declare what they always did.)
 use rule session as session_state with:
-    wildcard_constraints:
-        trial=STATE_TRIAL,
     output:
         **TRIAL.outputs("session_{k}", carry=True),
+    wildcard_constraints:
+        trial=STATE_TRIAL,

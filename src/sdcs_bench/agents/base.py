@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.core.tokens import TokenUsage
-from sdcs_bench.trial.workload import SessionSpec, Workload
+from sdcs_bench.trial.workload_model import SessionSpec, Workload
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from typing import Any
 
 from sdcs_bench.coherence.trace import SessionTrace, keep_from_end, render_lines
 from sdcs_bench.core.tokens import count_tokens, meter_tokens
-from sdcs_bench.trial.workload import Requirement, Workload
+from sdcs_bench.trial.workload_model import Requirement, Workload
 
 SUMMARY_VERSION = "specsnap-policy-summary/1"
 

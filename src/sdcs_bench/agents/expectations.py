@@ -25,7 +25,7 @@ from sdcs_bench.trial.continuation import Continuation, prompt_with_context
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
-from sdcs_bench.trial.workload import CleaveRule, Workload
+from sdcs_bench.trial.workload_model import CleaveRule, Workload
 from sdcs_bench.core.timing import timed
 
 

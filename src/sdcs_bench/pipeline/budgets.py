@@ -23,7 +23,9 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.core.prices import PriceTable
 from sdcs_bench.pipeline.layout import StudyLayout
-from sdcs_bench.pipeline.plan import BUDGET_KEYS, INPUTS_FILE, check_limit, read_cells
+from sdcs_bench.pipeline.plan.current import INPUTS_FILE
+from sdcs_bench.pipeline.plan.files import read_cells
+from sdcs_bench.pipeline.plan.settings import BUDGET_KEYS, check_limit
 from sdcs_bench.session.budget import REASON, limits_path, read_limits
 
 EXHAUSTED = REASON  # a session's status when the budget refused it a call

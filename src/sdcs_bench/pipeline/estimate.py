@@ -36,7 +36,8 @@ import pandas as pd
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.prices import KINDS, PER, Price, PriceTable, add
 from sdcs_bench.pipeline.leaderboard import published
-from sdcs_bench.pipeline.plan import make_plan, read_prices
+from sdcs_bench.pipeline.plan.planner import make_plan
+from sdcs_bench.pipeline.plan.settings import read_prices
 from sdcs_bench.trial.spec import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND, agent_kind
 from sdcs_bench.trial.workload import load_workload
 

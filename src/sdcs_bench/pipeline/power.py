@@ -15,6 +15,9 @@ Beside each answer: the power at that n of the test SpecSnap applies, the two-si
 test** (:func:`stats.paired_test`), computed exactly for 0/1 outcomes and simulated for counts (on
 the pilot's differences, or normal ones with the stated SD), and the n at which that test itself
 reaches the target. No test can mark anything below :func:`stats.min_pairs` pairs.
+
+With a study named (``--study``), :func:`study_cost` adds what that many trials per cell of it would
+cost, each trial priced as ``specsnap estimate`` prices it. The distributions are scipy.stats'.
 """
 
 from __future__ import annotations
@@ -22,15 +25,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.prices import add
 from sdcs_bench.pipeline import stats
-from sdcs_bench.pipeline.aggregate import matched_pairs
+from sdcs_bench.pipeline.paired import matched_pairs
+from sdcs_bench.trial.spec import REFERENCE_KIND
 
 METRICS = ("net", "full_marks")
 SHOWN_N = (6, 10, 20, 50, 100, 200, 400)
@@ -56,22 +60,16 @@ def mcnemar_n(p10: float, p01: float, alpha: float, target: float) -> int:
     return math.ceil(root ** 2 / delta ** 2)
 
 
-_PHI = np.vectorize(lambda x: 0.5 * math.erfc(-x / math.sqrt(2)))
-
-
 def t_power(n: int, delta: float, sd: float, alpha: float) -> float:
-    """The power of a two-sided one-sample t-test of n paired differences (the noncentral t,
-    integrated over the chi-square of the SD)."""
+    """The power of a two-sided one-sample t-test of n paired differences (``scipy.stats.nct``, the
+    noncentral t of noncentrality delta sqrt(n) / sd)."""
+    from scipy.stats import nct
+
     if n < 2:
         return 0.0
     df, lam = n - 1, abs(delta) * math.sqrt(n) / sd
     crit = stats.t_ppf(1 - alpha / 2, df)
-    x = np.linspace(max(0.0, math.sqrt(df) - 10), math.sqrt(df) + 10, 4001)[1:]  # x = sqrt(chi-square), chi
-    logf = (df - 1) * np.log(x) - x * x / 2  # its density, up to a constant (no pole at 0 for any df)
-    w = np.exp(logf - logf.max())
-    w /= w.sum()
-    s = x / math.sqrt(df)
-    return float(np.sum(w * (1 - _PHI(crit * s - lam) + _PHI(-crit * s - lam))))
+    return float(nct.sf(crit, df, lam) + nct.cdf(-crit, df, lam))
 
 
 def t_n(delta: float, sd: float, alpha: float, target: float) -> int:
@@ -85,35 +83,38 @@ def t_n(delta: float, sd: float, alpha: float, target: float) -> int:
 # --- the power of the sign-flip test itself ---------------------------------------------------------
 
 
-def _log_binom_pmf(n: int, p: float) -> np.ndarray:
-    k = np.arange(n + 1)
-    lf = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1)))])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (lf[n] - lf[k] - lf[n - k] + np.where(k > 0, k * np.log(p), 0.0)
-               + np.where(k < n, (n - k) * np.log1p(-p), 0.0))
+def sign_test_critical(d: np.ndarray, alpha: float) -> np.ndarray:
+    """For each count ``d`` of discordant pairs, the largest k with 2 P(J <= k) <= alpha
+    (J ~ Binomial(d, 1/2)): the exact two-sided sign test rejects at K <= k or K >= d - k; -1 where
+    no K can be rejected."""
+    from scipy.stats import binom
+
+    d = np.asarray(d, dtype=int)
+    first = binom.ppf(alpha / 2, d, 0.5).astype(int)  # the smallest k with P(J <= k) >= alpha / 2
+    out = np.full(d.shape, -1)
+    for k in (first - 1, first, first + 1):  # the largest of them inside the level
+        inside = (k >= 0) & (k <= d) & (2 * binom.cdf(k, d, 0.5) <= alpha + 1e-12)
+        out = np.where(inside, np.maximum(out, k), out)
     return out
 
 
 def signflip_binary_power(n: int, p10: float, p01: float, alpha: float) -> float:
     """The exact power of the two-sided sign-flip test on n pairs of 0/1 outcomes: D discordant
     pairs ~ Binomial(n, p10 + p01); given D, the test is the exact sign test of the D discordant
-    signs, which rejects where 2 P(J <= min(K, D - K)) <= alpha (J ~ Binomial(D, 1/2))."""
+    signs, which rejects where 2 P(J <= min(K, D - K)) <= alpha (J ~ Binomial(D, 1/2)), K the
+    discordant pairs on the compared side ~ Binomial(D, p10 / (p10 + p01))."""
+    from scipy.stats import binom
+
     psi = p10 + p01
     if n < stats.min_pairs(alpha) or psi <= 0:
         return 0.0
-    share, pd_ = min(max(p10 / psi, 0.0), 1.0), np.exp(_log_binom_pmf(n, min(psi, 1.0)))
-    power = 0.0
-    for d in range(stats.min_pairs(alpha), n + 1):
-        if pd_[d] < 1e-14:
-            continue
-        cdf = np.cumsum(np.exp(_log_binom_pmf(d, 0.5)))
-        below = np.nonzero(2 * cdf <= alpha + 1e-12)[0]
-        if not len(below):
-            continue
-        k = int(below[-1])
-        pk = np.exp(_log_binom_pmf(d, share))
-        power += pd_[d] * (pk[:k + 1].sum() + pk[d - k:].sum())
-    return float(power)
+    share = min(max(p10 / psi, 0.0), 1.0)
+    d = np.arange(stats.min_pairs(alpha), n + 1)
+    weight = binom.pmf(d, n, min(psi, 1.0))
+    k = sign_test_critical(d, alpha)
+    keep = (weight >= 1e-14) & (k >= 0)
+    d, weight, k = d[keep], weight[keep], k[keep]
+    return float(np.sum(weight * (binom.cdf(k, d, share) + binom.sf(d - k - 1, d, share))))
 
 
 def signflip_simulated_power(draw, n: int, alpha: float, gen: np.random.Generator, studies: int = STUDIES) -> float:
@@ -159,6 +160,7 @@ class PowerReport:
     assumptions: list[str] = field(default_factory=list)
     parameters: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    cost: dict[str, Any] | None = None  # what n trials per cell of a named study would cost (study_cost)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -184,6 +186,8 @@ class PowerReport:
                 f"n={r['n']}: {r['formula']:.2f}/{r['test']:.2f}" for r in self.by_n))
         out.append("  assumptions:")
         out += [f"  - {a}" for a in self.assumptions]
+        if self.cost is not None:
+            out += cost_lines(self.cost)
         return out
 
 
@@ -233,9 +237,11 @@ def _proportion(report: PowerReport, p1: float, interval: tuple[float, float] | 
 
 
 def _two_prop_power(n: int, p1: float, p2: float, alpha: float) -> float:
+    from scipy.stats import norm
+
     bar, za = (p1 + p2) / 2, stats.z(1 - alpha / 2)
     se0, se1 = math.sqrt(2 * bar * (1 - bar) / n), math.sqrt((p1 * (1 - p1) + p2 * (1 - p2)) / n)
-    return NormalDist().cdf((abs(p2 - p1) - za * se0) / se1)
+    return float(norm.cdf((abs(p2 - p1) - za * se0) / se1))
 
 
 def _counts(report: PowerReport, sd: float, draw, draw_text: str, alpha: float, gen_key: str,
@@ -428,6 +434,120 @@ def pilot_draw(centred: np.ndarray, delta: float, lattice: bool):
 
 
 def _mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
+    from scipy.stats import norm
+
     psi, delta = p10 + p01, abs(p10 - p01)
     spread = math.sqrt(max(psi - delta ** 2, 1e-12))
-    return NormalDist().cdf((delta * math.sqrt(n) - stats.z(1 - alpha / 2) * math.sqrt(psi)) / spread)
+    return float(norm.cdf((delta * math.sqrt(n) - stats.z(1 - alpha / 2) * math.sqrt(psi)) / spread))
+
+
+# --- what that many trials per cell would cost ------------------------------------------------------
+
+COSTS = ("cost_usd", "cost_low_usd", "cost_high_usd")
+
+
+def _usd(value: float | None, digits: int = 2) -> str:
+    return "unknown" if value is None else f"${value:,.{digits}f}"
+
+
+def _times(value: float | None, n: int) -> float | None:
+    return None if value is None else value * n
+
+
+def study_cost(report: PowerReport, study: str, overrides: list[str] | None = None, pilot_dir: Path | None = None,
+               results: Path = Path("results")) -> PowerReport:
+    """Set ``report.cost``: what the study ``study`` (with ``overrides``) would cost run at the
+    report's n trials per cell (n seeds of every cell), on ``specsnap estimate``'s per-trial basis
+    (docs/cost.md#before-a-run-specsnap-estimate): the study planned with one seed (every cell
+    once) is estimated, a pilot's trials the basis where ``pilot_dir`` has usable ones (else the
+    published figures and the workloads' budgets, and a note says why), then counted n times, as
+    every seed plans the same trials. Reference policies and replays cost $0: nothing is paid. Also
+    at the sign-flip test's own n and at the ends of the baseline's range of n, where the report
+    has them."""
+    from sdcs_bench.pipeline import estimate as est
+
+    notes: list[str] = []
+    pilot = None
+    if pilot_dir is not None:
+        try:
+            est.read_pilot(pilot_dir)
+            pilot = pilot_dir
+        except SpecSnapError as exc:
+            notes.append(f"run {pilot_dir.name} is no price basis ({exc}): priced from the published figures and the "
+                         "workloads' budgets instead")
+    # (a seed override replaces the study's seeds: seed=[0] plans every cell once)
+    found, _ = est.estimate(study, [*(overrides or []), "seed=[0]"], pilot, results)
+    agents = [{"agent": e.agent, "model": e.model, "kind": e.kind, "paid": e.pays, "trials": e.trials,
+               "sessions": e.sessions, **{k: getattr(e, k) for k in COSTS},
+               "zero_cost": None if e.pays else est.ZERO_COST[e.kind], "notes": list(e.notes),
+               "workloads": [{"workload": w.workload, "cost_per_trial": w.cost_per_trial,
+                              "low_per_trial": w.low_per_trial, "high_per_trial": w.high_per_trial,
+                              "basis": w.basis} for _, w in sorted(e.workloads.items())]}
+              for e in found]
+    once = {"trials": sum(a["trials"] for a in agents), "sessions": sum(a["sessions"] for a in agents),
+            **{k: add(*(a[k] for a in agents)) for k in COSTS}}
+    if not any(a["paid"] for a in agents):
+        notes.append("no session of the study calls a paid model (reference policies and replays): $0 at any n")
+    elif once["cost_usd"] is None:
+        notes.append("a model of the study has no price in conf/prices.yaml: its cost, and the total, unknown")
+
+    def at(n: int) -> dict[str, Any]:
+        return {"n": n, "trials": once["trials"] * n, "sessions": once["sessions"] * n,
+                **{k: _times(once[k], n) for k in COSTS}}
+
+    cost: dict[str, Any] = {"study": study, "overrides": list(overrides or []),
+                            "pilot": pilot.name if pilot is not None else None, "cells": once["trials"],
+                            "every_cell_once": once, "agents": agents, "notes": notes}
+    if report.n is None:
+        notes.append("no n to price (above)")
+    else:
+        cost["at_n"] = at(report.n)
+        if report.n_test is not None and report.n_test != report.n:
+            cost["at_n_test"] = at(report.n_test)
+        if report.n_range:
+            cost["at_n_range"] = [at(report.n_range[0]), at(report.n_range[1])]
+    report.cost = cost
+    return report
+
+
+def _money(row: dict[str, Any]) -> str:
+    if row["cost_usd"] is None:
+        return "cost unknown"
+    if not row["cost_high_usd"]:
+        return "$0" if not row["cost_usd"] else _usd(row["cost_usd"])
+    return f"{_usd(row['cost_usd'])} (range {_usd(row['cost_low_usd'])}-{_usd(row['cost_high_usd'])})"
+
+
+def cost_lines(cost: dict[str, Any]) -> list[str]:
+    """The report's lines for :func:`study_cost`."""
+    where = f"study {cost['study']}" + (f" ({' '.join(cost['overrides'])})" if cost["overrides"] else "")
+    basis = f"pilot {cost['pilot']}" if cost["pilot"] else "the published figures and the workloads' budgets"
+    out = [f"  cost of {where}, {cost['cells']} cell(s), per trial as `specsnap estimate` prices it ({basis}; "
+           "docs/cost.md):"]
+    out += [f"  - {note}" for note in cost["notes"]]
+    if "at_n" not in cost:
+        return out
+    row = cost["at_n"]
+    n = row["n"]
+    out.append(f"    at {n} trials per cell: {row['trials']:,} trials, {row['sessions']:,} sessions, {_money(row)}")
+    for a in cost["agents"]:
+        if not a["paid"]:
+            label = "reference policy" if a["kind"] == REFERENCE_KIND else f"replay of {a['model']}, scripted"
+            out.append(f"    - {a['agent']} ({label}): {a['trials'] * n:,} trials, {a['zero_cost']}")
+            continue
+        out.append(f"    - {a['agent']} ({a['model']}): {a['trials'] * n:,} trials, "
+                   f"{_money({k: _times(a[k], n) for k in COSTS})}")
+        out += [f"      note: {note}" for note in a["notes"]]
+        for w in a["workloads"]:
+            each = "cost unknown" if w["cost_per_trial"] is None else (
+                f"{_usd(w['cost_per_trial'], 4)} (range {_usd(w['low_per_trial'], 4)}-"
+                f"{_usd(w['high_per_trial'], 4)})")
+            out.append(f"      {w['workload']}: {each} a trial; {w['basis']}")
+    if "at_n_test" in cost:
+        t = cost["at_n_test"]
+        out.append(f"    at {t['n']} (where the sign-flip test itself reaches the target): {t['trials']:,} trials, "
+                   f"{_money(t)}")
+    if "at_n_range" in cost:
+        lo, hi = cost["at_n_range"]
+        out.append(f"    over the baseline's range of n, {lo['n']} to {hi['n']}: {_money(lo)} to {_money(hi)}")
+    return out

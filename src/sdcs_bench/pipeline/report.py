@@ -318,7 +318,7 @@ def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame
 def write_report(study_dir: Path, progress: Any = None) -> Path:
     """Write the report of an aggregated study; returns ``index.html``. ``progress``: a callable
     given each trial's id as its page is written (the CLI's progress bar)."""
-    from sdcs_bench.pipeline.plan import read_cells
+    from sdcs_bench.pipeline.plan.files import read_cells
 
     study = StudyLayout(str(study_dir))
     board = lb.local(Path(study_dir))

@@ -12,7 +12,7 @@ from sdcs_bench.pipeline.layout import CacheLayout
 from sdcs_bench.sandbox.environment import Interpreter, build_environment, environment_key, find_interpreter
 from sdcs_bench.sandbox.source import fetch_source, verified_tree
 from sdcs_bench.trial.repo import EnvironmentSpec, SourcePin
-from sdcs_bench.trial.workload import Workload
+from sdcs_bench.trial.workload_model import Workload
 
 
 def repo_plan(workload: Workload, results: Path) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.pipeline.stats import PUBLISHED_DISAGREEMENT, counted
+from sdcs_bench.pipeline.stats import LEVEL, MIN_INTERVAL_N, PUBLISHED_DISAGREEMENT, counted, wilson
 from sdcs_bench.trial.spec import REFERENCE_KIND
 
 SEED_PART = re.compile(r"__s\d+(?=__|$)")
@@ -73,9 +73,19 @@ def subset_trials(cells: list[dict[str, str]], subset: Subset) -> set[str]:
     return trials | baselines
 
 
-def compare(first: Path, second: Path) -> dict[str, Any]:
+def rate_interval(disagreed: int, n: int, reference: bool, level: float = LEVEL) -> list[float] | None:
+    """A disagreement rate's Wilson interval (a share: docs/statistics.md#intervals), from
+    :data:`MIN_INTERVAL_N` matched trials as every share's; none for reference policies, whose rate
+    is 0 by construction (no noise to bound)."""
+    if reference or n < MIN_INTERVAL_N:
+        return None
+    return list(wilson(disagreed, n, level))
+
+
+def compare(first: Path, second: Path, level: float = LEVEL) -> dict[str, Any]:
     """Match the trials both runs have (valid in both) and count their disagreements on full marks
-    (net = every requirement) and on net."""
+    (net = every requirement) and on net, each rate with its Wilson interval at ``level`` over the
+    n matched trials."""
     frames = []
     for run in (first, second):
         path = run / "scorecards.csv"
@@ -99,11 +109,16 @@ def compare(first: Path, second: Path) -> dict[str, Any]:
         "matched": n, "unmatched_or_invalid": int(len(b) - n),
         "cells": len(cells),
         "full_marks_disagree": int(full.sum()), "full_marks_rate": float(full.mean()) if n else None,
+        "full_marks_interval": rate_interval(int(full.sum()), n, reference, level),
         "net_disagree": int(net.sum()), "net_rate": float(net.mean()) if n else None,
+        "net_interval": rate_interval(int(net.sum()), n, reference, level),
+        "interval": f"Wilson {level:.0%} over the matched trials (from {MIN_INTERVAL_N}; none for reference policies)",
         "reference_only": reference,
         "note": ("every matched trial is a reference policy's: deterministic given its seed, so the disagreement is 0 "
                  "by construction (a nonzero rate here is a fault of the pipeline, not noise)") if reference else "",
-        "published": PUBLISHED_DISAGREEMENT, "by_cell": cells,
+        "published": {**PUBLISHED_DISAGREEMENT, "interval": list(wilson(PUBLISHED_DISAGREEMENT["disagreed"],
+                                                                       PUBLISHED_DISAGREEMENT["matched"], level))},
+        "level": level, "by_cell": cells,
     }
 
 
@@ -111,15 +126,22 @@ def lines(result: dict[str, Any]) -> list[str]:
     n = result["matched"]
     out = [f"run-to-run stability: {result['second']} repeats {result['cells']} cell(s) of {result['first']}; "
            f"{n} matched trial(s) (same id, valid in both)"]
+    level = result.get("level", LEVEL)
     if n:
-        out.append(f"  full marks disagree: {result['full_marks_disagree']} of {n} ({result['full_marks_rate']:.1%})")
-        out.append(f"  net disagrees:       {result['net_disagree']} of {n} ({result['net_rate']:.1%})")
+        for label, key in (("full marks disagree:", "full_marks"), ("net disagrees:      ", "net")):
+            found = result[f"{key}_interval"]
+            spread = (f"Wilson {level:.0%} [{found[0]:.1%}, {found[1]:.1%}] over n = {n}" if found else
+                      f"n = {n}: " + ("no interval, 0 by construction (below)" if result["reference_only"] else
+                                      f"too few for an interval ({MIN_INTERVAL_N} needed)"))
+            out.append(f"  {label} {result[f'{key}_disagree']} of {n} ({result[f'{key}_rate']:.1%}), {spread}")
     if result["unmatched_or_invalid"]:
         out.append(f"  left out: {result['unmatched_or_invalid']} trial(s) without a valid match")
     if result["note"]:
         out.append(f"  {result['note']}")
     pub = result["published"]
-    out.append(f"  published: {pub['rate']:.1%} of {pub['matched']} matched trials ({pub['source']})")
+    lo, hi = pub["interval"]
+    out.append(f"  published: {pub['disagreed']} of {pub['matched']} matched trials ({pub['rate']:.1%} in the paper), "
+               f"Wilson {level:.0%} [{lo:.1%}, {hi:.1%}] ({pub['source']})")
     return out
 
 

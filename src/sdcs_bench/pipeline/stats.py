@@ -16,7 +16,8 @@
   result says so instead of testing.
 - :func:`adjust`: Holm (the default), Benjamini-Hochberg or no adjustment across a table's tests.
 
-Only numpy and the standard library (the t distribution is computed here, from the incomplete beta).
+The distributions are scipy.stats'; the sign-flip test is enumerated (or drawn) here: see
+:func:`sign_flip_pvalues` for why not ``scipy.stats.permutation_test``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -125,66 +125,23 @@ def _nan(value: Any) -> bool:
     return isinstance(value, float) and math.isnan(value)
 
 
-# --- distributions (no scipy) -----------------------------------------------------------------------
-
-
-def z(q: float) -> float:
-    return NormalDist().inv_cdf(q)
-
-
-def _betacf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the regularised incomplete beta (modified Lentz)."""
-    tiny, qab, qap, qam = 1e-300, a + b, a + 1, a - 1
-    c, d = 1.0, 1 - qab * x / qap
-    d = 1 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        m2 = 2 * m
-        for aa in (m * (b - m) * x / ((qam + m2) * (a + m2)), -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
-            d = 1 + aa * d
-            d = 1 / (d if abs(d) > tiny else tiny)
-            c = 1 + aa / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1) < 1e-15:
-            break
-    return h
-
-
-def betainc(a: float, b: float, x: float) -> float:
-    """The regularised incomplete beta function I_x(a, b)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1) / (a + b + 2):
-        return front * _betacf(a, b, x) / a
-    return 1 - front * _betacf(b, a, 1 - x) / b
-
-
-def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
-    tail = 0.5 * betainc(df / 2, 0.5, df / (df + t * t))
-    return 1 - tail if t > 0 else tail
+# --- distributions: scipy.stats (imported where used: the plan reads Settings and needs none) -------
 
 
 @lru_cache(maxsize=4096)
 def t_ppf(q: float, df: float) -> float:
-    """The ``q`` quantile of Student's t (bisection on :func:`t_cdf`)."""
-    if not 0 < q < 1:
-        raise ValueError(f"a quantile is between 0 and 1, not {q}")
-    if q < 0.5:
-        return -t_ppf(1 - q, df)
-    lo, hi = 0.0, 1.0
-    while t_cdf(hi, df) < q:
-        lo, hi = hi, hi * 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_cdf(mid, df) < q else (lo, mid)
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2
+    """The ``q`` quantile of Student's t with ``df`` degrees of freedom (``scipy.stats.t.ppf``;
+    cached: a table's intervals ask for the same few)."""
+    from scipy.stats import t
+
+    return float(t.ppf(q, df))
+
+
+def z(q: float) -> float:
+    """The ``q`` quantile of the standard normal (``scipy.stats.norm.ppf``)."""
+    from scipy.stats import norm
+
+    return float(norm.ppf(q))
 
 
 # --- cell intervals ---------------------------------------------------------------------------------
@@ -283,7 +240,12 @@ def sign_flip_pvalues(diffs: np.ndarray, gen: np.random.Generator | None = None,
     """Two-sided sign-flip p-values of the rows of ``diffs`` (studies x pairs): the share of sign
     vectors s whose |sum s*d| reaches the observed |sum d|. Every one of the 2^n vectors up to
     :data:`EXACT_MAX` pairs; beyond, ``permutations`` drawn from ``gen`` (shared by the rows), the
-    p-value ``(1 + hits) / (1 + permutations)`` (a valid test at any number drawn)."""
+    p-value ``(1 + hits) / (1 + permutations)`` (a valid test at any number drawn).
+
+    Not ``scipy.stats.permutation_test``: its two-sided p is twice the smaller one-sided p (the
+    same as this one when every vector is counted, not when they are drawn), it draws its own
+    vectors (a rerun's p-values would change), and it tests one study at a time where this tests
+    thousands at once (bench/false_positives.py, the power simulations)."""
     d = np.atleast_2d(np.asarray(diffs, dtype=float))
     n = d.shape[1]
     observed = np.abs(d.sum(axis=1))

@@ -22,7 +22,7 @@ from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.scoring.junit import junit_key
 from sdcs_bench.scoring.scorer import evaluate_tree
 from sdcs_bench.trial.standards import write_layout
-from sdcs_bench.trial.workload import Workload
+from sdcs_bench.trial.workload_model import Workload
 
 
 class Checks:

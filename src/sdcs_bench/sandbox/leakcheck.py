@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sdcs_bench.core import safefs
 from sdcs_bench.sandbox.base import Backend, SandboxLeak
-from sdcs_bench.trial.workload import Workload
+from sdcs_bench.trial.workload_model import Workload
 from sdcs_bench.core.timing import timed
 
 _MIN_HASHED_BYTES = 64  # tiny files (an empty __init__.py) are common everywhere

@@ -21,7 +21,9 @@ from sdcs_bench.core import safefs
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.gitutil import GitError, RepoView, head_branch
 from sdcs_bench.sandbox.records import sandbox_meta
-from sdcs_bench.trial.workload import Workload, load_workload, registered_workloads
+from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.trial.workload_model import Workload
+from sdcs_bench.trial.workload_registry import registered_workloads
 
 VERSIONS = ("v1", "v2", "v3")
 

@@ -16,7 +16,7 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.gitutil import commit_all, init_repo
 from sdcs_bench.sandbox.records import META
 from sdcs_bench.trial.standards import layout_for, write_layout
-from sdcs_bench.trial.workload import Workload
+from sdcs_bench.trial.workload_model import Workload
 from sdcs_bench.core.timing import timed
 
 IGNORED = ("__pycache__/", "*.pyc", ".pytest_cache/")

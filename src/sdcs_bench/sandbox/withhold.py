@@ -23,7 +23,8 @@ from typing import Any
 
 from sdcs_bench.core import safefs
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.trial.workload import Workload, registered_workloads
+from sdcs_bench.trial.workload_model import Workload
+from sdcs_bench.trial.workload_registry import registered_workloads
 
 MODES = ("delete", "stub")
 

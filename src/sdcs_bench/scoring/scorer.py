@@ -22,7 +22,7 @@ from sdcs_bench.sandbox.base import Backend, base_env
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.records import sandbox_meta, session_records
 from sdcs_bench.core.tokens import TokenUsage
-from sdcs_bench.trial.workload import Workload
+from sdcs_bench.trial.workload_model import Workload
 from sdcs_bench.scoring.boundaries import check_boundaries, load_wiring
 from sdcs_bench.scoring.junit import HIDDEN_PREFIX, junit_key
 from sdcs_bench.scoring.collection import Rules

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.scoring.junit import HIDDEN_PREFIX
-from sdcs_bench.trial.workload import Workload
+from sdcs_bench.trial.workload_model import Workload
 from sdcs_bench.core.timing import timed
 
 MODULES = {

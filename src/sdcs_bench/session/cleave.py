@@ -12,9 +12,14 @@ None of them decides on a deadline: the guard's state changes atomically, the ho
 and every question (the proxy's before a model call, the hook's under ``nth_py_edit``) waits for
 the watcher or is refused. The watcher fails closed too: any error in it (a path it cannot read,
 a control directory the agent replaced, lost inotify events) fires the cleave with the reason.
-:func:`session_integrity` then checks, from the repository and the files alone, that no commit
-made during the session carries what the session's rule forbids, and that no qualifying file
-changed without the watcher seeing it. ``docs/cleave.md`` gives the whole argument.
+:func:`~sdcs_bench.session.integrity.session_integrity` then checks, from the repository and the files
+alone, that no commit made during the session carries what the session's rule forbids, and that no
+qualifying file changed without the watcher seeing it. ``docs/cleave.md`` gives the whole argument.
+
+The controller by job: the watcher and the content check (this module), the questions answered
+through the control directory (:mod:`sdcs_bench.session.control`), the count of model calls a token
+or turn rule cuts at (:mod:`sdcs_bench.session.meter`), and the integrity check after the session
+(:mod:`sdcs_bench.session.integrity`).
 """
 
 from __future__ import annotations
@@ -22,13 +27,11 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import math
 import os
 import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,20 +46,20 @@ except ImportError:  # (not Linux, or an older watchdog: the watches are counted
 
 from sdcs_bench.coherence.resume import READ_LIMIT, WrittenFile
 from sdcs_bench.core import safefs
-from sdcs_bench.core.gitutil import GitError, RepoView, blob_id, ref_tips, refs, repository_format_problems
-from sdcs_bench.core.tokens import meter_tokens
+from sdcs_bench.core.gitutil import GitError, RepoView, refs
 from sdcs_bench.sandbox.base import kill_group
 from sdcs_bench.sandbox.guard import qualifies
 from sdcs_bench.sandbox.guard_install import set_guard, write_cleave_spec
-from sdcs_bench.trial.workload import CleaveRule
+from sdcs_bench.session.control import CONTROL, ControlChannel
+from sdcs_bench.session.integrity import Watched, _read_content, known_commits
+from sdcs_bench.session.meter import CallMeter
+from sdcs_bench.trial.workload_model import CleaveRule
 
 OPEN_WRITE_GRACE_S = 0.5  # a .py file held open this long after its first write counts as edited
 JUDGE_TIMEOUT_S = 30.0  # how long a model call may wait for the watcher before it is refused
 FLUSH_TIMEOUT_S = 10.0  # how long the end of a session waits for the watcher to see its last events
-CONTROL = ".git/specsnap"
 MTIME_SLACK_S = 0.010  # a coarse file-system clock keeps an mtime up to a tick (1-10 ms) early
 MTIME_TRUST_S = 2.0  # an mtime further before the watcher saw the write is not believed (an agent can set it)
-START_BUDGET = 64 << 20  # the source files' bytes a continuation keeps from its start (the rest: unknown)
 # The watcher's own resource use, per session. Each directory of the tree costs one inotify watch, taken
 # from the host user's budget (fs.inotify.max_user_watches), which every session and every other program
 # of that user share; past the cap a directory would go unwatched (an edit in it unseen), so the session
@@ -149,20 +152,6 @@ def _capped_observer_works() -> bool:
 _CAPPED = _capped_observer_works()
 
 
-@dataclass
-class Watched:
-    """What the watcher saw during one session, for the integrity check after it."""
-
-    seen: set[str] = field(default_factory=set)  # qualifying paths any event named
-    seen_dirs: set[str] = field(default_factory=set)  # directories moved or deleted as a whole
-    edits: list[tuple[str, str | None]] = field(default_factory=list)  # (path, blob) of each counted edit
-    errors: list[str] = field(default_factory=list)  # what made the watcher fail closed
-    last_seen: dict[str, str | None] = field(default_factory=dict)  # path -> its content at its last event
-    linked: set[str] = field(default_factory=set)  # qualifying files seen with more than one hard link
-    known_at_arming: set[str] | None = None  # tier 1: the commits reachable when the rule armed
-    known_at_fire: set[str] | None = None  # a token or turn rule: the commits reachable when it fired
-
-
 class _Handler(FileSystemEventHandler):
     def __init__(self, controller: CleaveController) -> None:
         self.controller = controller
@@ -175,7 +164,7 @@ class _Handler(FileSystemEventHandler):
                                  f"{os.fsdecode(event.src_path)!r}: {type(exc).__name__}: {exc}")
 
 
-class CleaveController:
+class CleaveController(ControlChannel, CallMeter):
     """Watches one sandbox during one session and enforces its cleave rule.
 
     Two questions are answered through the watcher's own event stream, which delivers events in
@@ -592,103 +581,7 @@ class CleaveController:
             # it (past the guard, by plumbing, in the instant before the kill) is not.
             self.known_at_fire = known_commits(self.workdir)
 
-    # -- token and turn rules ----------------------------------------------------------------------
-    def count_call(self, tokens: int, *, by: str = "proxy", seq: int | None = None, step: str | None = None,
-                   at: float | None = None) -> bool:
-        """Count one answered model call and its tokens; under ``after_tokens:T`` / ``after_turns:N``
-        fire the cleave once the session's total reaches T (or this is the N-th call), exactly as a
-        qualifying edit would: the guard refuses every ref update, every later call is refused, the
-        agent is killed. The call that reaches it was answered; nothing after it is. Returns
-        whether the cleave has fired."""
-        with self._lock:
-            if self.fired.is_set() and (self.rule.metered or by != "meter"):
-                return True  # (a meter read after an edit cut counts the steps taken before it, as a record)
-            self.call_tokens.append(max(0, int(tokens)))
-            self.call_times.append(at if at is not None or by == "meter" else time.time())
-            if not self.rule.reached(self.calls, self.tokens):
-                return False
-            self.record = {"fired": True, "by": by, "rule": str(self.rule), "path": None, "at_tokens": self.tokens,
-                           "at_turns": self.calls, "after_call": self.calls, "at_s": round(time.monotonic() - self._t0, 4),
-                           "wall_time": time.time()}
-            if seq is not None:
-                self.record["ledger_seq"] = seq
-            if step is not None:
-                self.record["step"] = step
-            self._fire()  # (a harness with an exact stop gets its grace, as at an edit)
-            return True
-
-    def _meter(self, token: str) -> None:
-        """A reference policy's question before one of its steps (``meter.<k>``: the step and the
-        texts it handles): count it as a model call of the texts' ``o200k_base`` tokens; answer
-        (``ack.meter.<k>``) unless that call reached the cut, in which case the policy is killed
-        waiting."""
-        data = None
-        try:
-            data = safefs.read_file(self.workdir, f"{CONTROL}/meter.{token}", limit=1 << 24)
-            asked = json.loads(data or b"")
-            step, texts = str(asked["step"]), [str(t) for t in asked["texts"]]
-            at = asked.get("t")
-            at = float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else None
-            at = at if at is not None and math.isfinite(at) else None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError):
-            raise RuntimeError(f"a meter question the watcher cannot read: {data[:200] if data else data!r}") from None
-        tokens = meter_tokens(*texts)
-        if not self.count_call(tokens, by="meter", step=step or None, at=at) and self.rule.metered:
-            self._touch(f"ack.meter.{token}")  # (under another rule the policy does not wait)
-
-    def _count_left_meters(self) -> None:
-        """Count the meter files of steps the watcher did not see (under any rule but a token or turn
-        cut the policy writes them without waiting, and they are counted here, when the session
-        ends), in the policy's order; never one an earlier session left."""
-        def order(name: str) -> tuple[int, ...]:
-            return tuple(int(p) if p.isdigit() else -1 for p in name.split(".")[1:])
-        for name in sorted(self._meter_names() - self._stale_meters, key=order):
-            token = name[len("meter."):]
-            if f"meter.{token}" in self._answered:
-                continue
-            self._answered.add(f"meter.{token}")
-            try:
-                self._meter(token)
-            except RuntimeError as exc:
-                if self.rule.metered:  # (a meter no cut reads is a record: an unreadable one leaves it incomplete)
-                    self.errors.append(str(exc))
-                self.unreadable_meters.append(str(exc)[:300])
-
-    def _meter_names(self) -> set[str]:
-        try:
-            with safefs.open_dir(self.workdir, CONTROL) as fd:
-                return {n for n in os.listdir(fd) if n.startswith("meter.") and not n.endswith(".tmp")}
-        except OSError:
-            return set()
-
-    # -- questions answered through the event stream ---------------------------------------------
-    def control_event(self, name: str) -> None:
-        if name.startswith("barrier."):
-            with self._barrier:
-                try:
-                    self._barrier_seen = max(self._barrier_seen, int(name.split(".")[1]))
-                except ValueError:
-                    return
-                self._barrier.notify_all()
-        elif (name.startswith("meter.") and not name.endswith(".tmp") and self.meter_files and self.rule.metered
-              and name not in self._stale_meters):
-            # A reference policy's meter, asked before each step under a token or turn rule. (Under
-            # any other rule its files are counted when the session ends: tokenizing here would
-            # hold up the judging of the writes that follow.)
-            token = name[len("meter."):]
-            with self._lock:
-                if f"meter.{token}" in self._answered:
-                    return
-                self._answered.add(f"meter.{token}")
-            self._meter(token)
-        elif name.startswith("ask.") and not name.endswith(".tmp"):
-            token = name[len("ask."):]
-            with self._lock:
-                if token in self._answered:
-                    return
-                self._answered.add(token)
-            threading.Thread(target=self._answer, args=(token,), daemon=True).start()
-
+    # -- what a question waits for (the control channel, session/control.py, asks) ------------
     def _settle(self) -> None:
         """Wait until no completed-but-open write is in its grace timer (or the cleave fired)."""
         deadline = time.monotonic() + OPEN_WRITE_GRACE_S + 0.5
@@ -697,77 +590,6 @@ class CleaveController:
                 if not any(w.state == "open" for w in self._pending.values()):
                     return
             self.fired.wait(0.01)
-
-    def _touch(self, name: str, text: str = "") -> None:
-        """Create a file in the control directory without following a link planted there (and
-        without blocking on a FIFO planted under its name: that raises, and the question fails)."""
-        with safefs.open_dir(self.workdir, CONTROL) as fd:
-            out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-                          0o644, dir_fd=fd)
-            try:
-                if not stat.S_ISREG(os.fstat(out).st_mode):
-                    raise safefs.Unsafe(errno.EINVAL, f"{CONTROL}/{name} is not a regular file")
-                os.write(out, text.encode())
-            finally:
-                os.close(out)
-
-    def _unlink(self, name: str) -> None:
-        try:
-            with safefs.open_dir(self.workdir, CONTROL) as fd:
-                os.unlink(name, dir_fd=fd)
-        except OSError:
-            pass
-
-    def _answer(self, token: str) -> None:
-        # Every write completed before the hook's question has been seen; writes still in their
-        # grace timer are settled first, and a change no event named is counted, so the state the
-        # hook reads next is the verdict.
-        self._settle()
-        problem = self._content_check()
-        if problem:
-            self._unjudged(problem)
-            return  # the hook gets no answer and refuses: fail closed
-        try:
-            self._touch(f"ack.{token}")
-        except OSError:
-            pass  # the hook gives up and refuses: fail closed
-
-    def _wait_for_watcher(self) -> str | None:
-        """Write a numbered barrier and wait until the watcher has seen it (so every event before it
-        has been judged); the reason when it could not, else None."""
-        with self._barrier:
-            self._barrier_sent += 1
-            n = self._barrier_sent
-            try:
-                self._touch(f"barrier.{n}", f"{time.monotonic()}\n")
-            except OSError as exc:
-                return f"cannot write the watcher's barrier ({exc.strerror or exc})"
-            seen = self._barrier.wait_for(lambda: self._barrier_seen >= n or self.fired.is_set(),
-                                          timeout=self.judge_timeout_s)
-        self._unlink(f"barrier.{n}")
-        if not seen:
-            return f"the cleave watcher did not judge the writes before this call within {self.judge_timeout_s:g} s"
-        return None
-
-    def refusal(self) -> str | None:
-        """Why a model call must not be answered now, or None. The watcher first judges every write
-        completed before this question (so a call sent right after the cleaving write is refused
-        however fast the agent was); a question it cannot judge in time is refused too, with the
-        reason (the proxy records it): an unanswered question never fails open."""
-        if self.fired.is_set():
-            return "cleaved"
-        if not self.rule.active or self.rule.metered:
-            return None  # (a token or turn rule is decided by the calls themselves, not by writes)
-        if not self._observer.is_alive():
-            return self._unjudged("the cleave watcher is not running")
-        problem = self._wait_for_watcher()
-        if problem:
-            return self._unjudged(problem)
-        self._settle()
-        problem = self._content_check()
-        if problem:
-            return self._unjudged(problem)
-        return "cleaved" if self.fired.is_set() else None
 
     def _content_check(self) -> str | None:
         """(Rules that cut at an edit; after the barrier.) Compare every qualifying file's content with
@@ -813,15 +635,6 @@ class CleaveController:
                 self._judge(rel, "content check", at)
             return None
 
-    def _unjudged(self, reason: str) -> str:
-        self.unjudged.append({"at_s": round(time.monotonic() - self._t0, 4), "reason": reason})
-        return f"unjudged: {reason}"
-
-    def cleaved_now(self) -> bool:
-        """Has the cleave fired, counting every write completed before this call? An unanswerable
-        question counts as cleaved (fail closed)."""
-        return self.refusal() is not None
-
     def attach(self, pgid: int, reap: Callable[[], object] | None = None) -> None:
         """The agent's process group (and, for a backend whose processes live outside it, how to
         end those: a container, a cgroup), killed the moment the cleave fires."""
@@ -864,16 +677,6 @@ class CleaveController:
                             pass
         except OSError:
             pass
-
-    @property
-    def calls(self) -> int:
-        """Answered model calls counted so far (a reference policy: its metered steps)."""
-        return len(self.call_tokens)
-
-    @property
-    def tokens(self) -> int:
-        """Their tokens, in all."""
-        return sum(self.call_tokens)
 
     def written_record(self) -> dict[str, Any] | None:
         """The continuation's record of its writes (a copy, taken once the agent is gone; later events
@@ -955,18 +758,6 @@ def _content(repo: Path, rel: str) -> str | None:
     return _read_content(repo, rel)[0]
 
 
-def _read_content(repo: Path, rel: str) -> tuple[str | None, bytes | None]:
-    """A file's blob id (as :func:`_content`) and, for a regular file, its bytes (else None)."""
-    path = repo / rel
-    try:
-        if os.path.islink(path):
-            return blob_id(os.fsencode(os.readlink(path))), None
-        data = safefs.read_file(repo, rel)
-    except OSError:
-        return None, None
-    return (blob_id(data), data) if data is not None else (None, None)
-
-
 def _in_head(repo: Path, rel: str) -> str | None:
     """The blob ``rel`` has in HEAD (read through a view: nothing the agent configured runs)."""
     try:
@@ -977,164 +768,3 @@ def _in_head(repo: Path, rel: str) -> str | None:
             return out.stdout.decode().strip() or None
     except (GitError, OSError):
         return None
-
-
-# -- after the session ------------------------------------------------------------------------------
-def qualifying_state(repo: Path, exempt: Iterable[str], linked: set[str] | None = None,
-                     contents: dict[str, bytes | None] | None = None) -> dict[str, str]:
-    """path -> blob id of every qualifying file in the working tree (links as git stores them);
-    ``linked``, when given, gets the files that have another hard link (anywhere); ``contents``
-    the bytes of each (read once, for both), None for a link, a file larger than
-    ``READ_LIMIT`` or past ``START_BUDGET`` in all: what a continuation's record follows."""
-    exempt = list(exempt)
-    state = {}
-    kept = 0
-    for rel, st in safefs.walk(repo, skip_dirs={"__pycache__"}, top_skip={".git"}):
-        if qualifies(rel, exempt):
-            blob, data = _read_content(repo, rel)
-            state[rel] = blob if blob is not None else "unreadable"
-            if contents is not None:
-                keep = data is not None and len(data) <= READ_LIMIT and kept + len(data) <= START_BUDGET
-                contents[rel] = data if keep else None
-                kept += len(data) if keep else 0
-            if linked is not None and stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-                linked.add(rel)
-    return state
-
-
-def known_commits(repo: Path) -> set[str]:
-    """Every commit reachable from anything written in the sandbox's ``.git`` (any ref, reflog,
-    stash, worktree HEAD, a ref file written by hand), read through a view (no agent program
-    runs). Unreadable: an empty set (the check after the session then sees every commit as new)."""
-    try:
-        tips, _ = ref_tips(repo)
-        with RepoView(repo, index=False) as view:
-            return view.reachable(tips)
-    except (GitError, OSError):
-        return set()
-
-
-def session_integrity(repo: Path, *, rule: CleaveRule, exempt: Iterable[str], cleave: dict[str, Any],
-                      commits_before: set[str], before: dict[str, str], after: dict[str, str], watched: Watched,
-                      linked_after: set[str] | None = None, guard: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The integrity check of one session under an active rule, made once the agent's processes are
-    gone. Defined on content, independent of every layer that should have prevented a violation:
-
-    - every commit reachable after the session (any ref, reflog, stash, or a ref file written by
-      hand, in either case) that was not reachable before is checked against what the rule allows:
-      under ``first_py_edit`` no change to a qualifying path at all; under tier 1's rule only the
-      baseline commit(s) made before it armed, on top of the earlier history, and none holding
-      the cleaved edit; under ``nth_py_edit:N`` only contents the watcher saw written before the
-      N-th edit; no new commit may hold a submodule (gitlink) entry;
-    - git reads the repository as SpecSnap made it: every object's content matches its id (``git
-      fsck``), no replace ref, every ref names a commit or a tag, no extension or other format;
-    - every qualifying file whose content differs from the start must have been seen by the
-      watcher, and must end as the watcher last saw it (a write through a hard link, or lost
-      events, names no path); no qualifying file may have another hard link;
-    - the watcher must not have failed, and the guard must have been verified before the session.
-
-    ``ok`` false makes the trial invalid."""
-    exempt = list(exempt)
-    problems: list[str] = []
-    committed: list[dict[str, str]] = []
-    parents: dict[str, list[str]] = {}
-    try:
-        tips, unreadable = ref_tips(repo)
-        problems += [f"a file in .git the check cannot vouch for: {u}" for u in unreadable]
-        problems += repository_format_problems(repo)
-        ref_errors: list[str] = []
-        named = refs(repo, errors=ref_errors)
-        problems += [f".git/{e} could not be read" for e in ref_errors]
-        replaced = sorted(n for n in named if n.startswith("refs/replace/"))
-        if replaced:
-            problems.append(f"replace refs make git show other objects in their place: {', '.join(replaced)}")
-        with RepoView(repo, index=False) as view:
-            kinds = view.object_types(set(named.values()))
-            odd = sorted(n for n, oid in named.items() if kinds.get(oid) not in ("commit", "tag"))
-            if odd:
-                problems.append(f"refs that name no commit: {', '.join(f'{n} ({kinds.get(named[n])})' for n in odd)}")
-            said = view.fsck()
-            if said:
-                problems.append(f"git fsck finds the object store altered: {said}")
-            new = sorted(view.reachable(tips) - commits_before)
-            changes = view.commit_changes(new)
-            if rule.kind == "first_py_edit_after_commit" and new:
-                lines = view.out("rev-list", "--no-walk=unsorted", "--parents", "--stdin",
-                                 input="".join(f"{c}\n" for c in new)).splitlines()
-                parents = {ids[0]: ids[1:] for ids in (line.split() for line in lines) if ids}
-    except (GitError, OSError) as exc:
-        problems.append(f"the repository could not be read after the session: {exc}")
-        new, changes = [], {}
-    gitlinks = sorted({p for ch in changes.values() for p, _, mode in ch if mode == "160000"})
-    if gitlinks:
-        problems.append(f"commits made in the session hold submodule entries (the check cannot vouch for what "
-                        f"they point to): {', '.join(gitlinks)}")
-    if rule.metered:
-        # A token or turn rule forbids no content, only work after the cut: any commit that was not
-        # there when it fired. (No path is cut, so edits the watcher missed change nothing here.)
-        late = [] if watched.known_at_fire is None else [c for c in new if c not in watched.known_at_fire]
-        if late:
-            problems.append(f"commits landed after the cut ({rule}): {', '.join(c[:12] for c in late)}")
-        return _verdict(problems, late, new, [], cleave, after, watched, guard)
-    qualifying = {c: [(p, b) for p, b, _ in ch if qualifies(p, exempt)] for c, ch in changes.items()}
-    carrying = [c for c in new if qualifying[c]]
-    cut = cleave.get("path")
-    forbidden = {(cut, cleave.get("edit_blob")), (cut, after.get(cut or ""))} if cut else set()
-    if rule.kind == "first_py_edit_after_commit":
-        allowed = {c for c in carrying
-                   if all(p in commits_before for p in parents.get(c, ["?"]))
-                   and (watched.known_at_arming is None or c in watched.known_at_arming)
-                   and not forbidden & set(qualifying[c])}
-        if watched.known_at_arming is None:
-            allowed = set(sorted(allowed)[:1])  # never armed in the watcher: one baseline commit at most
-    elif rule.kind == "nth_py_edit" and rule.n > 1:
-        fired_at = len(watched.edits) if not cleave.get("fired") else rule.n - 1
-        ok_content = set(watched.edits[:fired_at])
-        allowed = {c for c in carrying if all((p, b) in ok_content and (p, b) not in forbidden
-                                              or (b is None and p in watched.seen) for p, b in qualifying[c])}
-    else:
-        allowed = set()
-    for c in carrying:
-        if c not in allowed:
-            committed += [{"commit": c, "path": p} for p, _ in qualifying[c]]
-    bad_commits = sorted({x["commit"] for x in committed})
-    if committed:
-        paths = sorted({x["path"] for x in committed})
-        if cut in paths:
-            problems.append(f"the cleaved edit of {cut} was committed ({', '.join(c[:12] for c in bad_commits)})")
-        else:
-            problems.append(f"commits made while the rule {rule} forbade it change {', '.join(paths)} "
-                            f"({', '.join(c[:12] for c in bad_commits)})")
-    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
-    unseen = [p for p in changed if p not in watched.seen and not _under(p, watched.seen_dirs)]
-    if unseen:
-        problems.append(f"qualifying edits the watcher never saw: {', '.join(unseen)}")
-    behind = [p for p in changed if p in watched.last_seen and watched.last_seen[p] != after.get(p)]
-    if behind:
-        problems.append(f"qualifying files changed after the watcher last saw them (written through another "
-                        f"link): {', '.join(behind)}")
-    linked = sorted(watched.linked | (linked_after or set()))
-    if linked:
-        problems.append(f"qualifying files with another hard link (writes through it name no path the watcher "
-                        f"sees): {', '.join(linked)}")
-    return _verdict(problems, bad_commits, new, unseen + behind, cleave, after, watched, guard)
-
-
-def _verdict(problems: list[str], bad_commits: list[str], new: list[str], unseen: list[str], cleave: dict[str, Any],
-             after: dict[str, str], watched: Watched, guard: dict[str, Any] | None) -> dict[str, Any]:
-    if watched.errors:
-        problems.append(f"the watcher failed (the cleave fired on the error): {watched.errors[0]}")
-    if guard is not None and not guard.get("verified", True):
-        problems.append(f"the git guard was not in force: {guard.get('problem', 'not verified')}")
-    readable = not any(p.startswith("the repository could not be read") for p in problems)
-    result: dict[str, Any] = {"ok": not problems, "edit_committed": bool(bad_commits) if readable else None,
-                              "commits": sorted(bad_commits), "new_commits": len(new), "unseen_edits": unseen}
-    if cleave.get("path"):
-        result["edit_blob"] = after.get(cleave["path"])
-    if problems:
-        result["problem"] = "; ".join(problems)
-    return result
-
-
-def _under(path: str, dirs: set[str]) -> bool:
-    return any(path.startswith(d + "/") for d in dirs)

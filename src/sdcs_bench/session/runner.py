@@ -17,7 +17,8 @@ from typing import Any
 from sdcs_bench.agents import SessionContext, make_harness
 from sdcs_bench.agents.credentials import api_key, new_session_token, proxy_mode, secret_values
 from sdcs_bench.trial.arms import Arm
-from sdcs_bench.session.cleave import CleaveController, known_commits, qualifying_state, session_integrity
+from sdcs_bench.session.cleave import CleaveController
+from sdcs_bench.session.integrity import known_commits, qualifying_state, session_integrity
 from sdcs_bench.sandbox.guard import exempt_patterns
 from sdcs_bench.sandbox.guard_install import install_guard, set_guard, verify_guard
 from sdcs_bench.core import safefs
@@ -35,7 +36,7 @@ from sdcs_bench.session.resources import Monitor, Stopper, pump
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_group, kill_marked, sandbox_marker
 from sdcs_bench.sandbox.limits import Limits
-from sdcs_bench.trial.workload import SessionSpec, Workload
+from sdcs_bench.trial.workload_model import SessionSpec, Workload
 from sdcs_bench.core.timing import span, timed
 
 LIMIT = "limit"  # a session's status when a limit ended it (docs/sandboxes.md)

@@ -1,7 +1,7 @@
 """The Hydra config tree under conf/: entity registries and composition.
 
 Every agent, arm, workload, variant and study is one YAML file in its config group. This module
-is the only place that composes them; the pipeline composes once per run (see plan.py).
+is the only place that composes them; the pipeline composes once per run (see pipeline/plan/planner.py).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sdcs_bench.core.errors import unknown
-from sdcs_bench.trial.workload import NEUTRAL_PROMPT, CleaveRule, SessionSpec, Workload
+from sdcs_bench.trial.workload_model import NEUTRAL_PROMPT, CleaveRule, SessionSpec, Workload
 
 TRANSFORMS = ("as_workload", "single_session")
 

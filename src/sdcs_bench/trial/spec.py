@@ -22,7 +22,8 @@ from sdcs_bench.core.paths import project_root, study_work_root
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.continuation import Continuation
 from sdcs_bench.trial.repo import source_tree
-from sdcs_bench.trial.workload import CleaveRule, SessionSpec, Workload, load_workload_dir
+from sdcs_bench.trial.workload import load_workload_dir
+from sdcs_bench.trial.workload_model import CleaveRule, SessionSpec, Workload
 
 REFERENCE_KIND = "reference policy"
 REPLAY_KIND = "replay (scripted, no model)"

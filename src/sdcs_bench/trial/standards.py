@@ -398,7 +398,7 @@ def layout_for(workload, variant: dict[str, Any] | None) -> Layout | None:
 def task_requirements(root: Path, raw_reqs: list, spec: StandardsSpec, meta_path: Path):
     """A standards workload's requirements: one per queued task, in the queue's order, with the task's
     text (what the queue issues) and its hidden tests and gold from workload.yaml."""
-    from sdcs_bench.trial.workload import Requirement
+    from sdcs_bench.trial.workload_model import Requirement
 
     ids = [str(r["id"]) for r in raw_reqs]
     if ids != [t.id for t in spec.tasks]:
@@ -484,7 +484,7 @@ COMPARED = ("handlers_written", "decisions", "better", "follows", "contested_fol
 def standards_workloads() -> list[str]:
     """The registered workloads of the standards family (those whose workload.yaml can be read)."""
     from sdcs_bench.trial.config import read_yaml
-    from sdcs_bench.trial.workload import registered_workloads, workload_dir
+    from sdcs_bench.trial.workload_registry import registered_workloads, workload_dir
 
     found = []
     for wid in registered_workloads():
