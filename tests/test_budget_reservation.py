@@ -290,10 +290,12 @@ def test_the_summary_handoff_charges_once(tmp_path):
     assert _spent(run) == pytest.approx(CALL_USD)
 
 
-def test_a_dead_sessions_reservation_does_not_block_the_run(tmp_path):
-    """Reservations carry their process: one whose process is gone (a killed session) is dropped,
-    one whose process lives holds its money."""
-    run = _run_dir(tmp_path, max_usd=2)
+def test_a_dead_sessions_reservation_is_charged_and_a_live_ones_is_waited_for(tmp_path, monkeypatch):
+    """Reservations carry their process: one whose process is gone (a killed session) is closed and
+    charged its worst case (the call it held may have been billed); one whose process lives holds its
+    money, and a call that would fit but for it waits (here briefly) before it is refused."""
+    monkeypatch.setattr(budget_mod, "HOLD_WAIT_S", 1.0)
+    run = _run_dir(tmp_path, max_usd=2.8)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -310,10 +312,16 @@ def test_a_dead_sessions_reservation_does_not_block_the_run(tmp_path):
         with _upstream(tmp_path, delay_s=0) as upstream, _wired(ModelProxy(
                 ledger=tmp_path / "l.jsonl", mode="forward", upstreams={"anthropic": upstream.url},
                 refusal=budget.refusal), budget) as proxy:
-            assert httpx.post(proxy.url + "/v1/messages", json=BODY).status_code == 200  # $1 held + $0.76 fits $2
-            assert httpx.post(proxy.url + "/v1/messages", json=BODY).status_code == 403  # $0.705 + $1 + $0.76 does not
+            # $1 charged (the dead one) + $1 held + $0.76 at worst fits $2.80
+            assert httpx.post(proxy.url + "/v1/messages", json=BODY).status_code == 200
+            started = time.monotonic()
+            # $1 + $0.705 spent + $1 held + $0.76 does not; without the hold it would: it waits, then is refused
+            assert httpx.post(proxy.url + "/v1/messages", json=BODY).status_code == 403
+            assert time.monotonic() - started >= 1.0
         released = [row for row in _rows(run) if row.get("kind") == "release"]
         assert [row["reservation"] for row in released] == ["r0"] and "gone" in released[0]["why"]
+        assert released[0]["cost_usd"] == 1.0
+        assert _spent(run) <= 2.8
     finally:
         sleeper.kill()
         sleeper.wait()

@@ -43,12 +43,14 @@ def _rows(agent: str, compared: str, ps: list[float], pairs: int = 8) -> list[di
 
 
 def _truths(agent: str, policy: dict, workloads: int) -> dict:
-    return {(agent, f"w{i}"): (policy, REQS) for i in range(workloads)}
+    """Workloads of their own requirements (ids shared between workloads would share their draws)."""
+    return {(agent, f"w{i}"): (policy, [f"w{i}-{r}" for r in REQS]) for i in range(workloads)}
 
 
 def test_a_null_table_that_marks_too_often_fails_its_check():
-    """Twenty null rows: one raw p under 0.05 is what the level allows; eight are far past its
-    Monte-Carlo margin (0.05 + 2 x 0.049), and the check says FAIL."""
+    """Twenty independent null rows: the test's simulated false-positive rate at this design is at
+    most the level; one significant row is well within what 99% of such tables show, eight are far
+    past it, and the check says FAIL."""
     import pandas as pd
 
     from sdcs_bench.pipeline import checks, stats
@@ -57,8 +59,8 @@ def test_a_null_table_that_marks_too_often_fails_its_check():
     ok = checks.truth_checks(pd.DataFrame(_rows("c", "B", [0.01] + [0.5] * 19)), _truths("c", policy, 20), stats.Settings())
     bad = checks.truth_checks(pd.DataFrame(_rows("c", "B", [0.01] * 8 + [0.5] * 12)), _truths("c", policy, 20), stats.Settings())
     assert [c.kind for c in ok] == ["null"] and ok[0].passed and ok[0].significant == 1
+    assert ok[0].expected <= 0.05 and 1 <= ok[0].high <= 4, ok[0]
     assert not bad[0].passed and "FAIL" in bad[0].line() and bad[0].share == 0.4
-    assert bad[0].allowed == pytest.approx(2 * (0.05 * 0.95 / 20) ** 0.5)
 
 
 def test_an_effect_table_is_judged_against_the_power_of_the_test_for_its_distribution():
@@ -66,7 +68,8 @@ def test_an_effect_table_is_judged_against_the_power_of_the_test_for_its_distrib
     Binomial(8, 0.25), so a pair differs with probability 1 - 0.75^8 = 0.90 and always upwards; the
     exact two-sided sign-flip test of 8 pairs reaches 0.05 once at least 6 of them differ (2 / 2^6 =
     0.031; 5 give 0.0625), so its power is P(Binomial(8, 0.90) >= 6) = 0.96. The check predicts that
-    by simulation, and a table detecting 1 of 10 rows fails."""
+    by simulation; ten independent rows detect 8 to 10 in 99% of simulated tables, so a table
+    detecting all ten passes and one detecting 1 of 10 fails."""
     import math
 
     import pandas as pd
@@ -81,7 +84,23 @@ def test_an_effect_table_is_judged_against_the_power_of_the_test_for_its_distrib
     good = checks.truth_checks(pd.DataFrame(_rows("e", "B", [0.01] * 10)), _truths("e", policy, 10), stats.Settings())
     poor = checks.truth_checks(pd.DataFrame(_rows("e", "B", [0.01] + [0.3] * 9)), _truths("e", policy, 10), stats.Settings())
     assert [c.kind for c in good] == ["effect"] and good[0].passed and good[0].expected == pytest.approx(exact, abs=0.02)
+    assert (good[0].low, good[0].high) in ((7, 10), (8, 10)), good[0]
     assert not poor[0].passed and "FAIL" in poor[0].line()
+
+
+def test_rows_that_share_their_draws_are_judged_together():
+    """Two rows of one workload whose compared arms keep with the same p under paired draws are the
+    same row twice: the simulated tables detect 0 or 2 of them, never 1, and so must the study."""
+    import pandas as pd
+
+    from sdcs_bench.pipeline import checks, stats
+
+    policy = {"keep": {"probability": 0.5, "by_arm": {"B": 0.75, "C": 0.75}}}
+    rows = [*_rows("e", "B", [0.01]), *_rows("e", "C", [0.01])]
+    sig = checks.simulate([checks._Row(policy, "Vanilla", arm, tuple(REQS), 8) for arm in ("B", "C")], stats.Settings())
+    assert (sig[0] == sig[1]).all()
+    (check,) = checks.truth_checks(pd.DataFrame(rows), _truths("e", policy, 1), stats.Settings())
+    assert check.passed and check.significant == 2
 
 
 def test_deterministic_policies_and_too_few_pairs_are_not_judged():

@@ -34,7 +34,7 @@ DENIED = (
     "reboot", "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "swapon",
     "swapoff", "acct", "quotactl", "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "syslog",
     "open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "ioperm", "iopl", "uselib", "ustat", "sysfs",
-    "vhangup",
+    "vhangup", "fanotify_init",
 )
 # clone with a flag that makes a namespace (one rule per flag: refused if the flag is set), and
 # clone3, whose flags sit in memory a filter cannot read: ENOSYS, so the C library falls back to clone.
@@ -66,7 +66,7 @@ def filter_file() -> Path | None:
     it, and docs/sandboxes.md says what that leaves open)."""
     try:
         import pyseccomp
-    except (ImportError, OSError):
+    except (ImportError, OSError, RuntimeError):  # (pyseccomp raises RuntimeError when libseccomp is absent)
         return None
     import tempfile
 

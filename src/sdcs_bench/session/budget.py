@@ -48,7 +48,6 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.prices import PER, PriceTable, row_cost
-from sdcs_bench.core.tokens import count_tokens
 from sdcs_bench.proxy import wire
 from sdcs_bench.proxy.server import call_in_flight
 
@@ -79,6 +78,11 @@ INPUT_OVERHEAD_TOKENS = 1_000
 # A reservation made on another host (a cluster sharing the results directory), whose process
 # cannot be checked from here: held until settled, or for this long at most.
 REMOTE_RESERVATION_TTL_S = 2 * 3600.0
+# A call that would fit but for other calls' reservations waits (up to this long, polling) for them to
+# settle, rather than ending its session as if the budget were spent: most settle for far less than
+# their worst case.
+HOLD_WAIT_S = 120.0
+HOLD_POLL_S = 0.5
 # httpx errors raised before a request left for the upstream: nothing could be billed.
 NEVER_SENT = ("ConnectError", "ConnectTimeout", "PoolTimeout", "UnsupportedProtocol", "InvalidURL",
               "LocalProtocolError")
@@ -306,8 +310,11 @@ def _tally(text: str, trial: str, now: float) -> _Tally:
         if row["trial"] == trial:
             t.trial += cost
         if row.get("kind") == "reserve" and row["id"] not in closed:
-            if not _holder_alive(row, now):
+            if not _holder_alive(row, now):  # (closed now, charged its worst case: counted as spent)
                 gone.append(row)
+                t.run += float(row["reserved_usd"])
+                if row["trial"] == trial:
+                    t.trial += float(row["reserved_usd"])
                 continue
             t.held_run += float(row["reserved_usd"])
             if row["trial"] == trial:
@@ -390,51 +397,67 @@ class Budget:
             if priced and worst is None:
                 return self._refuse("unpriced", f"a call to model {call.model!r} cannot be priced (no price in the "
                                                 "run's price table), so the budget cannot be kept")
+            deadline = time.monotonic() + HOLD_WAIT_S
             try:
-                with self._locked("a+") as fh:
-                    fh.seek(0)
-                    now = time.time()
-                    t = _tally(fh.read(), self.trial, now)
-                    reason = self._over(t, worst)
-                    rows = [{"kind": "release", "reservation": r["id"], "trial": r["trial"], "stage": r["stage"],
-                             "cost_usd": 0.0, "why": f"its process (pid {r.get('pid')}) is gone", "at": now}
-                            for r in t.gone]
-                    reservation = None
-                    if reason is None and worst is not None:
-                        reservation = {
-                            "kind": "reserve", "id": f"{os.getpid()}-{uuid.uuid4().hex[:12]}", "trial": self.trial,
-                            "stage": self.stage, "model": worst.model, "cost_usd": 0.0,
-                            "reserved_usd": _usd(worst.usd), "worst_case": asdict(worst), "pid": os.getpid(),
-                            "pid_start": _proc_start(os.getpid()), "host": _host(), "at": now,
-                            **self._replay_label(call.mode if call else None)}
-                        rows.append(reservation)
-                    if rows:
-                        self._append(fh, *rows)
+                while True:
+                    reason, reservation = self._try_reserve(worst, call)
+                    if reason is None or not reason[2] or time.monotonic() >= deadline:
+                        break
+                    time.sleep(HOLD_POLL_S)  # (others' reservations in the way: they may settle for less)
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 return self._refuse("ledger", f"the run's spend ledger cannot be read ({exc}); refusing rather than "
                                               "overspend")
             if reason is not None:
-                return self._refuse(*reason)
+                return self._refuse(*reason[:2])
             if reservation is not None and call is not None:
                 call.when_ended(lambda row: self._settle(reservation, call.mode, row))
             return None
 
-    def _over(self, t: _Tally, worst: WorstCase | None) -> tuple[str, str] | None:
-        """Which limit this call would pass (and how), or None."""
+    def _try_reserve(self, worst: WorstCase | None, call: Any) -> tuple[tuple[str, str, bool] | None, dict | None]:
+        """Under the ledger's lock: which limit the call would pass (:meth:`_over`), else its
+        reservation, written. A reservation whose process is gone is closed on the way, charged its
+        worst case: the call it held may have been billed."""
+        with self._locked("a+") as fh:
+            fh.seek(0)
+            now = time.time()
+            t = _tally(fh.read(), self.trial, now)
+            reason = self._over(t, worst)
+            rows = [{"kind": "release", "reservation": r["id"], "trial": r["trial"], "stage": r["stage"],
+                     "cost_usd": float(r.get("reserved_usd") or 0.0),
+                     "why": f"its process (pid {r.get('pid')}) is gone: charged its worst case, as the call "
+                            "it held may have been billed", "at": now}
+                    for r in t.gone]
+            reservation = None
+            if reason is None and worst is not None:
+                reservation = {
+                    "kind": "reserve", "id": f"{os.getpid()}-{uuid.uuid4().hex[:12]}", "trial": self.trial,
+                    "stage": self.stage, "model": worst.model, "cost_usd": 0.0,
+                    "reserved_usd": _usd(worst.usd), "worst_case": asdict(worst), "pid": os.getpid(),
+                    "pid_start": _proc_start(os.getpid()), "host": _host(), "at": now,
+                    **self._replay_label(call.mode if call else None)}
+                rows.append(reservation)
+            if rows:
+                self._append(fh, *rows)
+            return reason, reservation
+
+    def _over(self, t: _Tally, worst: WorstCase | None) -> tuple[str, str, bool] | None:
+        """Which limit this call would pass (and how, and whether only other calls' reservations are
+        in the way: then it may fit once they settle), or None."""
         cost = worst.usd if worst is not None else 0.0
         for by, cap, spent, held, whose in (("run", self.limits["max_usd"], t.run, t.held_run, "the run"),
                                             ("trial", self.limits["trial_max_usd"], t.trial, t.held_trial,
                                              "this trial")):
             if cap is None:
                 continue
+            fits_alone = spent + cost <= cap
             if spent >= cap:
-                return by, f"{whose} has spent ${spent:.4f} of its ${cap:g} budget"
+                return by, f"{whose} has spent ${spent:.4f} of its ${cap:g} budget", False
             if held and spent + held >= cap:
                 return by, (f"{whose} has spent ${spent:.4f} of its ${cap:g} budget and holds ${held:.4f} for calls "
-                            "in flight")
+                            "in flight"), fits_alone
             if worst is not None and spent + held + cost > cap:
                 return by, (f"{whose} has spent ${spent:.4f} of its ${cap:g} budget and holds ${held:.4f} for calls "
-                            f"in flight; this call could cost up to ${cost:.4f} ({worst.describe()})")
+                            f"in flight; this call could cost up to ${cost:.4f} ({worst.describe()})"), bool(held) and fits_alone
         return None
 
     def _replay_label(self, mode: str | None) -> dict[str, Any]:

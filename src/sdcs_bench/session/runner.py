@@ -321,8 +321,8 @@ def _run_agent(ctx: SessionContext, invocation, backend: Backend, timeout_s: flo
             with span("process cleanup"):
                 if monitor is not None:
                     monitor.stop()  # (a last look at what the kernel stopped, before the cgroups go)
-                backend.reap(ctx.workdir)
                 escaped = kill_marked(marker)  # ...not even what left its process group
+                backend.reap(ctx.workdir)  # (then its cgroups emptied and its tree handed back: nothing runs in it)
                 for thread in pumps:  # (every writer of the pipes is gone: they end)
                     thread.join(timeout=30)
     return _Exit(code, timed_out, began, at, round(time.monotonic() - t0, 3), escaped, stopper.limit,
