@@ -11,7 +11,7 @@ import grimp
 import pytest
 from conftest import ROOT
 
-STANDALONE = ["sdcs_bench.agents.reference_policy", "sdcs_bench.scoring.probe_conftest", "sdcs_bench.sandbox.reaper",
+STANDALONE = ["sdcs_bench.agents.reference_policy", "sdcs_bench.trial.policy_rules", "sdcs_bench.scoring.probe_conftest", "sdcs_bench.sandbox.reaper",
               "sdcs_bench.sandbox.guard"]
 
 

@@ -18,6 +18,7 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.sandbox.scaffold import scaffold
 from sdcs_bench.scoring.standards import PREDICATES, classify, form_of, standards_report
 from sdcs_bench.trial import config
+from sdcs_bench.trial import policy_rules
 from sdcs_bench.trial import standards as st
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.workload import load_workload
@@ -105,7 +106,7 @@ def test_each_layout_places_the_sources_as_designed(spec, conflicts, polarity, s
     assert ("STYLE.md" in files) == (standard != "none")
     if standard != "none":
         for surface in spec.surfaces:
-            stated = [f for f in st.FORMS if surface.rules[f] in st.norm_text(files["STYLE.md"])]
+            stated = [f for f in st.FORMS if surface.rules[f] in policy_rules.norm(files["STYLE.md"])]
             assert stated == ["better" if standard == "correct" else "worse"]
     for h in spec.existing:
         assert classify(files[h.module], h) == layout.code_forms()

@@ -14,6 +14,7 @@ import pytest
 from sdcs_bench.sandbox.scaffold import scaffold
 from sdcs_bench.scoring.standards import standards_report
 from sdcs_bench.trial import config
+from sdcs_bench.trial import policy_rules
 from sdcs_bench.trial import standards as st
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.workload import load_workload
@@ -47,8 +48,8 @@ def secrets_of(task: st.Handler, spec) -> list[str]:
     """What would give a task after the first away: its event, module and title, and every sentence of
     its text that the first task's text does not share (rate names are in payments/config.py, which
     the agent may read)."""
-    first = st.norm_text(spec.tasks[0].text)
-    sentences = [s.strip() for s in st.norm_text(task.text).split(". ") if len(s.strip()) > 30]
+    first = policy_rules.norm(spec.tasks[0].text)
+    sentences = [s.strip() for s in policy_rules.norm(task.text).split(". ") if len(s.strip()) > 30]
     return [task.event, task.module, task.title, *(s for s in sentences if s not in first)]
 
 
@@ -123,9 +124,9 @@ def test_reading_ahead_in_the_queue_gets_nothing_useful(sandbox, spec):
     proc = subprocess.run([sys.executable, "-I", "-c", READ_AHEAD], cwd=sandbox, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    corpus = st.norm_text(" ".join(json.loads(proc.stdout)))
+    corpus = policy_rules.norm(" ".join(json.loads(proc.stdout)))
     assert all(len(secrets_of(t, spec)) >= 5 for t in spec.tasks[1:])
-    assert st.norm_text(spec.tasks[0].text) in corpus  # the task it was given, it could read
+    assert policy_rules.norm(spec.tasks[0].text) in corpus  # the task it was given, it could read
     leaked = {t.id: [s for s in secrets_of(t, spec) if s in corpus] for t in spec.tasks[1:]}
     assert leaked == {t.id: [] for t in spec.tasks[1:]}
 
@@ -139,7 +140,7 @@ def test_the_seal_deters_reading_ahead_but_does_not_prevent_it(sandbox, spec):
               "    k = tasks.next_key(k, p)\n")
     out = subprocess.run([sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, '.')\n{script}"], cwd=sandbox,
                          capture_output=True, text=True, timeout=60).stdout
-    assert all(st.norm_text(t.text) in st.norm_text(out) for t in spec.tasks)
+    assert all(policy_rules.norm(t.text) in policy_rules.norm(out) for t in spec.tasks)
 
 
 def test_each_entry_opens_only_with_the_key_chained_through_the_one_before(sandbox, spec):

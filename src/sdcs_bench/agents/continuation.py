@@ -18,17 +18,10 @@ from typing import Any
 
 from sdcs_bench.coherence.trace import SessionTrace, keep_from_end, render_lines
 from sdcs_bench.core.tokens import count_tokens, meter_tokens
-from sdcs_bench.trial.workload_model import Requirement, Workload
+from sdcs_bench.trial.policy_rules import norm, summary_line
+from sdcs_bench.trial.workload_model import Workload
 
 SUMMARY_VERSION = "specsnap-policy-summary/1"
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
-
-
-def summary_line(r: Requirement) -> str:
-    return f"- {r.id}: {r.summary}"
 
 
 def transcript_text(trace: SessionTrace, budget: int) -> str:
@@ -50,8 +43,8 @@ def policy_summary(workload: Workload, events: list[dict[str, Any]], transcript:
 
 def compact_turns(workload: Workload, turns: list[str]) -> tuple[list[str], dict[str, Any]]:
     """The conversation compacted (one turn), and its record."""
-    held = _norm("\n\n".join(turns))
-    kept = [r for r in workload.requirements if _norm(r.text) in held or _norm(summary_line(r)) in held]
+    held = norm("\n\n".join(turns))
+    kept = [r for r in workload.requirements if norm(r.text) in held or norm(summary_line(r)) in held]
     text = "\n".join(summary_line(r) for r in kept)
     return ([text] if text else []), {
         "by": "policy", "version": SUMMARY_VERSION, "tokens_before": sum(count_tokens(t) for t in turns),

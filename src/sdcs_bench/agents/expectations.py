@@ -16,7 +16,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from sdcs_bench.agents.continuation import compact_turns, policy_summary, summary_line, transcript_text
+from sdcs_bench.agents.continuation import compact_turns, policy_summary, transcript_text
 from sdcs_bench.agents.stochastic import distribution, dropped
 from sdcs_bench.coherence.normalise import reference_stream
 from sdcs_bench.coherence.trace import SessionTrace, render_trace
@@ -24,13 +24,10 @@ from sdcs_bench.core.tokens import meter_tokens
 from sdcs_bench.trial.continuation import Continuation, prompt_with_context
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.schedule import effective_schedule
+from sdcs_bench.trial import policy_rules as rules
 from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
 from sdcs_bench.trial.workload_model import CleaveRule, Workload
 from sdcs_bench.core.timing import timed
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.split())
 
 
 @dataclass
@@ -107,7 +104,7 @@ class _Clock:
 class _World:
     disk: dict[str, str] = field(default_factory=dict)  # requirement -> form on disk
     uncommitted: set[str] = field(default_factory=set)
-    notes: list[str] = field(default_factory=list)  # entries, as the policy would write them
+    notes: str = ""  # the notes file's text (the arm's, then as the policies rewrite it)
     baseline_done: bool = False
     first_cut: tuple[str, str] | None = None  # (requirement, form) left uncommitted by S1's cleave
     s1_meter_cut: dict[str, int] | None = None  # where a token or turn rule cut S1 (its meter then)
@@ -136,7 +133,7 @@ def expected_reference_score(
     reqs = workload.requirements
     first = _PolicyModel.of(agent, workload, arm, seed)
     then = _PolicyModel.of(successor, workload, arm, seed) if successor is not None else first
-    world = _World(baseline_done=workload.baseline_gold is None)
+    world = _World(baseline_done=workload.baseline_gold is None, notes=first.notes_text or "")
     inject = variant.get("inject") or None
     hashes = arm_records_hashes(arm)
     no_cleave = False
@@ -145,7 +142,7 @@ def expected_reference_score(
     if any(s.cleave.needs_baseline for s in sessions):
         # A cut at a share of the uninterrupted run's tokens: that run's meter, in closed form too
         # (one session: the first agent's).
-        control = _World(baseline_done=workload.baseline_gold is None)
+        control = _World(baseline_done=workload.baseline_gold is None, notes=first.notes_text or "")
         control_tokens = 0
         for s in effective_schedule(workload, {"name": "uninterrupted", "schedule": "single_session"}):
             if first.acts:
@@ -285,6 +282,7 @@ class _PolicyModel:
     hinted: frozenset[str]
     notes_file: str | None = None
     reads: tuple[str, ...] = ()  # the files it reads when it learns (its notes, AGENTS.md for hints)
+    notes_text: str | None = None  # the notes file the arm placed (None: none)
     dropped: frozenset[str] = frozenset()  # a stochastic policy: the requirements it does not keep (never told)
 
     @property
@@ -302,7 +300,8 @@ class _PolicyModel:
                 f.path == "AGENTS.md" for f in arm.for_workload(workload.id, workload.root).files):
             reads = ("AGENTS.md", *reads) if reads else ("AGENTS.md",)
         return cls(policy, style, policy.get("knows_sprint") == "always", frozenset(hinted_bugs(workload, arm, policy)),
-                   arm.notes_file, reads, dropped(policy, arm.name, seed, (r.id for r in workload.requirements)))
+                   arm.notes_file, reads, notes_text=_notes_text(arm, workload),
+                   dropped=dropped(policy, arm.name, seed, (r.id for r in workload.requirements)))
 
 
 def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict) -> dict[str, Any]:
@@ -359,14 +358,26 @@ def places_notes_file(arm: Arm) -> bool:
     return bool(arm.notes_file) and any(f.path == arm.notes_file for f in arm.files)
 
 
+def _notes_text(arm: Arm, workload: Workload) -> str | None:
+    """The notes file as the arm places it (None: it places none; a generated one: empty, as far as
+    what a policy notes and reads in it is concerned)."""
+    if not places_notes_file(arm):
+        return None
+    placed = next(f for f in arm.files if f.path == arm.notes_file)
+    if placed.workload_file is not None:
+        path = workload.root / placed.workload_file
+        return path.read_text() if path.is_file() else ""
+    return placed.text or ""
+
+
 def hinted_bugs(workload: Workload, arm: Arm, policy: dict) -> set[str]:
     """The bugs a hint-following policy knows: those named by each of the workload's hint files
     whose text the arm places in AGENTS.md or in the policy's notes file."""
     if policy.get("knows_sprint") != "from_hints" or not workload.hints:
         return set()
-    placed = [_norm(f.text) for f in arm.for_workload(workload.id, workload.root).files
+    placed = [f.text for f in arm.for_workload(workload.id, workload.root).files
               if f.text is not None and f.path in ("AGENTS.md", arm.notes_file)]
-    return {rid for h in workload.hints if any(_norm(h.text) in text for text in placed) for rid in h.names}
+    return set(rules.hinted(((h.text, h.names) for h in workload.hints), placed))
 
 
 def arm_records_hashes(arm: Arm) -> bool:
@@ -459,26 +470,15 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
     # learn (from the prompt, a resumed conversation's earlier turns, the notes)
     if metered_cut(*history, prompt):
         return True
-    sources = [_norm("\n\n".join([*history, prompt])), _norm("\n".join(world.notes))]
-    known: dict[str, str] = {}
-    amended: set[str] = set()
-    for r in reqs:
-        if oracle or any(_norm(r.text) in s for s in sources):
-            known[r.id] = "full"
-        elif style != "none" and summary_line(r) in world.notes:
-            known[r.id] = "summary"
-        elif _norm(summary_line(r)) in sources[0]:  # a summary or a compaction carried it
-            known[r.id] = "summary"
-        if r.amendment and (oracle or any(_norm(r.amendment) in s for s in sources)):
-            amended.add(r.id)
+    notes = world.notes if who.notes_text is not None else None  # (a notes file only where the arm placed one)
+    known, _, amended = rules.learn(reqs, "\n\n".join([*history, prompt]), notes, oracle=oracle)
     for rid in hinted:  # read from the hint files on disk, which it never rewrites
         known.setdefault(rid, "full")
     files = [f for f in who.reads if f != "AGENTS.md"] + [f for f in who.reads if f == "AGENTS.md"]  # its order
-    texts = ({rid: by_id[rid].text if form == "full" else summary_line(by_id[rid]) for rid, form in known.items()}
-             if log_texts else None)
+    texts = rules.known_texts(reqs, known) if log_texts else None
     clock.act("read", files=files, known=dict(known), **({"texts": texts} if texts is not None else {}))
     clock.read(*who.reads)
-    notes, written = _notes_after(world.notes, reqs, prompt, known, amended, style)
+    notes, written, _ = rules.take_notes(style, world.notes, reqs, known, amended, prompt)
     if written and metered_cut(*written):
         return True
     if written:
@@ -499,7 +499,7 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
     if policy.get("diff_check") and undo(sorted(r for r in world.uncommitted if r not in known), True):
         return True
 
-    if not world.baseline_done and (oracle or "TASK.md" in prompt):
+    if not world.baseline_done and rules.wants_baseline(prompt, oracle=oracle):
         if metered_cut(workload.baseline_gold.read_text()):
             return True
         clock.act("implement_baseline", paths=[f for f, _, _ in _patch_files(workload.baseline_gold)])
@@ -511,60 +511,34 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
             form = known.get(r.id)
             if form is None:
                 continue
-            target = "summary" if form == "summary" else ("superseded" if r.superseded_gold and r.id not in amended else "gold")
-            if target == "summary" and r.from_summary is None:
-                target = "gold"  # the summary keeps every tested detail
+            target = rules.patch_form(form, has_superseded=r.superseded_gold is not None,
+                                      amendment_known=r.id in amended)
             current = world.disk.get(r.id)
-            if current == target:
+            if r.from_summary is None and {current, target} == {"gold", "summary"}:
+                current = target  # the summary keeps every tested detail: its patch is the gold one
+            step = rules.next_step(current, target)
+            if step == rules.DONE:
                 continue
-            if current is not None and not (current == "superseded" and target == "gold"):
+            if step == rules.SKIP:
                 clock.act("skip_conflict")  # the form on disk is another, whose patch conflicts: it logs the skip
                 continue
-            if current is None or (current == "superseded" and target == "gold"):
-                texts = [patch[target](r).read_text()]
-                if current == "superseded":  # the amendment, made in place: both patches
-                    texts.insert(0, r.superseded_gold.read_text())
-                if metered_cut(*texts):
-                    return True
-                # (logged before it writes: a cut at the write keeps its line)
-                clock.act("implement", paths=sorted({f for p in ([r.superseded_gold] if current == "superseded" else [])
-                                                     + [patch[target](r)] for f, _, _ in _patch_files(p)}))
-                cut = write(r.id, target)
-                clock.wrote(meter, "implement", r.id, target, patch[target](r))
-                if cut:
-                    return True
+            if r.from_summary is None and target == "summary":
+                target = "gold"  # (what it writes is the gold patch)
+            texts = [patch[target](r).read_text()]
+            if step == rules.IN_PLACE:  # the amendment, made in place: both patches
+                texts.insert(0, r.superseded_gold.read_text())
+            if metered_cut(*texts):
+                return True
+            # (logged before it writes: a cut at the write keeps its line)
+            clock.act("implement", paths=sorted({f for p in ([r.superseded_gold] if step == rules.IN_PLACE else [])
+                                                 + [patch[target](r)] for f, _, _ in _patch_files(p)}))
+            cut = write(r.id, target)
+            clock.wrote(meter, "implement", r.id, target, patch[target](r))
+            if cut:
+                return True
     world.uncommitted.clear()  # the session ends normally and commits its work
     world.defects = dict.fromkeys(world.defects, True)  # (whatever is still planted, too)
     return False
-
-
-def _notes_after(notes: list[str], reqs, prompt: str, known: dict[str, str], amended: set[str],
-                 style: str) -> tuple[list[str], list[str]]:
-    """The notes after this session's note-taking, and the entries it writes (what its meter counts)."""
-    notes = list(notes)
-    if style == "none":
-        return notes, []
-    written: list[str] = []
-    if style == "compressed":
-        for r in reqs:
-            if known.get(r.id) == "full" and summary_line(r) not in notes:
-                notes.append(summary_line(r))
-                written.append(summary_line(r))
-    elif style == "overwrite":
-        norm_prompt = _norm(prompt)
-        current = [r.text for r in reqs if _norm(r.text) in norm_prompt]
-        current += [r.amendment for r in reqs if r.amendment and _norm(r.amendment) in norm_prompt]
-        if current and current != notes:
-            notes, written = current, list(current)
-    else:  # verbatim or amend: everything known is kept
-        for r in reqs:
-            if known.get(r.id) == "full" and r.text not in notes:
-                notes.append(r.text)
-                written.append(r.text)
-            if r.id in amended and r.amendment not in notes:
-                notes.append(r.amendment)
-                written.append(r.amendment)
-    return notes, written
 
 
 # -- coherence workloads: the fact-driven policies (docs/coherence.md) ---------------------------

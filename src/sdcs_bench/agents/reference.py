@@ -13,6 +13,7 @@ from sdcs_bench.trial.standards import policy_briefing
 
 POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
 FACT_POLICY_SCRIPT = Path(__file__).with_name("fact_policy.py")
+POLICY_RULES = Path(__file__).resolve().parents[1] / "trial" / "policy_rules.py"  # loaded by the policy, by path
 
 
 def fact_briefing(params: dict, prompt: str, workload) -> dict:
@@ -97,7 +98,7 @@ class ReferenceHarness(Harness):
         return Invocation(
             argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],
             stdin=json.dumps(briefing).encode(),
-            ro_binds=[POLICY_SCRIPT],
+            ro_binds=[POLICY_SCRIPT, POLICY_RULES],
             network=False,
         )
 

@@ -54,8 +54,20 @@ METER_ASK = Path(".git/specsnap")
 METER_WAIT_S = 60.0  # no answer in this time: the watcher is gone, and the policy stops
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split())
+def _load_rules():
+    """The decision rules this policy shares with its closed form (``trial/policy_rules.py``, bound
+    into the sandbox beside this file and loaded by its path: the sandbox has no SpecSnap package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "trial" / "policy_rules.py"
+    spec = importlib.util.spec_from_file_location("specsnap_policy_rules", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rules = _load_rules()
 
 
 def _sha256(data: bytes) -> str:
@@ -71,6 +83,7 @@ class Agent:
         self.params = briefing["params"]
         self.prompt = briefing["prompt"]
         self.skills = briefing["skills"]
+        self.reqs = [rules.Req(s["id"], s["text"], s["summary"], s.get("amendment")) for s in self.skills]
         self.baseline = briefing.get("baseline")
         self.hints = briefing.get("hints") or []
         self.standards = briefing.get("standards")
@@ -196,7 +209,7 @@ class Agent:
         """Tier 1: implement TASK.md and commit it first, when the prompt asks for it."""
         if self.baseline is None or self.applied(self.baseline):
             return
-        if self.params.get("knows_sprint") != "always" and "TASK.md" not in self.prompt:
+        if not rules.wants_baseline(self.prompt, oracle=self.params.get("knows_sprint") == "always"):
             return
         if not self.applies(self.baseline):
             return
@@ -208,20 +221,18 @@ class Agent:
             self.pause()
 
     def implement(self, skill: dict, form: str | None, amendment_known: bool) -> None:
-        target = self.target(skill, form, amendment_known)
-        if target is None:
+        if form is None:
             return
         rid = skill["id"]
-        kind = "summary" if form == "summary" else ("gold" if target == skill["gold"] else "superseded")
-        if self.applied(target):
+        kind = rules.patch_form(form, has_superseded=bool(skill.get("superseded")), amendment_known=amendment_known)
+        target = skill[{"summary": "summary_patch", "superseded": "superseded", "gold": "gold"}[kind]]
+        step = rules.next_step(self.form_on_disk(skill, kind, target), kind)
+        if step == rules.DONE:
             return
-        if self.applies(target):
-            steps = [(target, False)]
-        elif kind == "gold" and skill.get("superseded") and self.applied(skill["superseded"]):
-            steps = [(skill["superseded"], True), (target, False)]  # the amendment, made in place
-        else:
+        if step == rules.SKIP:
             self.log("skip_conflict", requirement=rid, knows=kind)
             return
+        steps = [(target, False)] if step == rules.WRITE else [(skill["superseded"], True), (target, False)]
         began = time.time()
         self.meter("implement", *(patch for patch, _ in steps))
         paths = sorted({p for patch, _ in steps for p in _touched(patch)})
@@ -231,14 +242,17 @@ class Agent:
             self.log_commit(f"{rid}: implement")
             self.pause()
 
-    def target(self, skill: dict, form: str | None, amendment_known: bool) -> str | None:
-        if form is None:
+    def form_on_disk(self, skill: dict, kind: str, target: str) -> str | None:
+        """The requirement's form in the working tree, as far as this write is concerned: ``kind``
+        (its patch is applied), None (it applies: nothing of it is there), ``superseded`` (the
+        original form an amendment replaces), or ``other`` (a form whose patch conflicts)."""
+        if self.applied(target):
+            return kind
+        if self.applies(target):
             return None
-        if form == "summary":
-            return skill["summary_patch"]
-        if skill.get("superseded") and not amendment_known:
-            return skill["superseded"]
-        return skill["gold"]
+        if kind == rules.GOLD and skill.get("superseded") and self.applied(skill["superseded"]):
+            return rules.SUPERSEDED
+        return "other"
 
     def recorded_work(self, path: str, known: dict[str, str]) -> list[str]:
         """The patches on ``path`` this session can account for: TASK.md (tier 1) and each known
@@ -348,46 +362,27 @@ class Agent:
     def learn(self) -> tuple[dict[str, str], set[str]]:
         """Which requirements this session knows (in full or as a summary line), and which
         amendments it knows, from the prompt (with what a continuation carried into it), a resumed
-        conversation and the notes on disk."""
+        conversation and the notes on disk (``rules.learn``), and from hints (``rules.hinted``)."""
         began = time.time()
         self.meter("read", *self.history, self.prompt)
-        known: dict[str, str] = {}
-        learnt: dict[str, dict] = {}  # where each known requirement came from (the log's ``sources``)
-        amended: set[str] = set()
-        oracle = self.params.get("knows_sprint") == "always"
-        sources = [_norm("\n\n".join([*self.history, self.prompt]))]
         notes = self.notes_path()
-        files = []
-        if notes is not None:
-            sources.append(_norm(notes.read_text(errors="replace")))
-            files.append(notes.as_posix())
-        for skill in self.skills:
-            rid = skill["id"]
-            if oracle or any(_norm(skill["text"]) in s for s in sources):
-                known[rid] = "full"
-                learnt[rid] = ({"mode": "briefing"} if oracle else {"mode": "prompt"} if _norm(skill["text"]) in sources[0]
-                               else {"mode": "read", "path": notes.as_posix()})
-            elif notes is not None and _norm(self.summary_line(skill)) in sources[-1]:
-                known[rid] = "summary"
-                learnt[rid] = {"mode": "read", "path": notes.as_posix()}
-            elif _norm(self.summary_line(skill)) in sources[0]:  # a summary or compaction carried it
-                known[rid] = "summary"
-                learnt[rid] = {"mode": "prompt"}
-            if skill.get("amendment") and (oracle or any(_norm(skill["amendment"]) in s for s in sources)):
-                amended.add(rid)
+        files = [notes.as_posix()] if notes is not None else []
+        oracle = self.params.get("knows_sprint") == "always"
+        known, where, amended = rules.learn(self.reqs, "\n\n".join([*self.history, self.prompt]),
+                                            notes.read_text(errors="replace") if notes is not None else None,
+                                            oracle=oracle)
+        learnt = {rid: {"mode": "read", "path": notes.as_posix()} if how == "notes" else {"mode": how}
+                  for rid, how in where.items()}  # where each known requirement came from (the log's ``sources``)
         if self.params.get("knows_sprint") == "from_hints" and self.hints:  # (a workload without hints: none to look for)
             readable = [p for p in (Path("AGENTS.md"), notes) if p and p.is_file()]
             files += [p.as_posix() for p in readable if p.as_posix() not in files]
-            context = [(_norm(p.read_text(errors="replace")), p) for p in readable]
-            for hint in self.hints:
-                where = next((p for c, p in context if _norm(hint["text"]) in c), None)
-                if where is not None:
-                    for rid in hint["names"]:
-                        if rid not in known:
-                            known[rid] = "full"
-                            learnt[rid] = {"mode": "read", "path": where.as_posix()}
-        texts = ({rid: next(sk["text"] if form == "full" else self.summary_line(sk) for sk in self.skills if sk["id"] == rid)
-                  for rid, form in known.items()} if self.continuation.get("mode") == "trace" else None)
+            found = rules.hinted(((h["text"], h["names"]) for h in self.hints),
+                                 [p.read_text(errors="replace") for p in readable])
+            for rid, index in found.items():
+                if rid not in known:
+                    known[rid] = "full"
+                    learnt[rid] = {"mode": "read", "path": readable[index].as_posix()}
+        texts = rules.known_texts(self.reqs, known) if self.continuation.get("mode") == "trace" else None
         self.log("read", began, known=known, amendments=sorted(amended), sources=learnt, files=files,
                  **({"texts": texts} if texts is not None else {}))
         return known, amended
@@ -397,53 +392,18 @@ class Agent:
         path = Path(name) if name else None
         return path if path is not None and path.is_file() else None
 
-    @staticmethod
-    def summary_line(skill: dict) -> str:
-        return f"- {skill['id']}: {skill['summary']}"
-
     def take_notes(self, known: dict[str, str], amended: set[str]) -> None:
         style = self.params.get("notes", "none")
         notes = self.notes_path()
         if style == "none" or notes is None:
             return
-        text = notes.read_text(errors="replace")
-        if style == "compressed":
-            entries = [self.summary_line(s) for s in self.skills if known.get(s["id"]) == "full"]
-            new = [e for e in entries if _norm(e) not in _norm(text)]
-            written = list(new)
-            text = text.rstrip("\n") + "\n" + "\n".join(new) + "\n" if new else text
-        elif style == "overwrite":
-            # Only what this prompt newly requests; a prompt that requests nothing leaves the notes.
-            prompt = _norm(self.prompt)
-            current = [s["text"] for s in self.skills if _norm(s["text"]) in prompt]
-            current += [s["amendment"] for s in self.skills if s.get("amendment") and _norm(s["amendment"]) in prompt]
-            if not current:
-                return
-            head = text.split("\n", 1)[0]
-            new_text = head + "\n\n" + "\n\n".join(current) + "\n"
-            new = current if new_text != text else []
-            written = list(new)
-            text = new_text
-        else:  # verbatim (append) or amend (amendments placed right under their requirement)
-            new, written = [], []
-            for skill in self.skills:
-                if known.get(skill["id"]) == "full" and _norm(skill["text"]) not in _norm(text):
-                    text = text.rstrip("\n") + "\n\n" + skill["text"] + "\n"
-                    new.append(skill["id"])
-                    written.append(skill["text"])
-                if skill["id"] in amended and _norm(skill["amendment"]) not in _norm(text):
-                    block = skill["amendment"]
-                    written.append(block)
-                    if style == "amend" and skill["text"] in text:
-                        text = text.replace(skill["text"], skill["text"] + "\n\n" + block, 1)
-                    else:
-                        text = text.rstrip("\n") + "\n\n" + block + "\n"
-                    new.append(skill["id"] + " (amendment)")
-        if new:
+        text, written, entries = rules.take_notes(style, notes.read_text(errors="replace"), self.reqs, known, amended,
+                                                  self.prompt)
+        if entries:
             began = time.time()
             self.meter("write_notes", *written)
             notes.write_text(text)
-            self.log("write_notes", began, style=style, entries=len(new), paths=[notes.as_posix()])
+            self.log("write_notes", began, style=style, entries=entries, paths=[notes.as_posix()])
             self.pause()
 
     # -- the standards family ---------------------------------------------------------------------
@@ -460,8 +420,8 @@ class Agent:
         issued: set[str] = set()
         while True:
             proc = subprocess.run([sys.executable, "-I", "-B", kit["issuer"]], capture_output=True, text=True)
-            shown = _norm(proc.stdout)
-            task = next((t for t in kit["tasks"] if _norm(t["text"]) in shown), None)
+            shown = rules.norm(proc.stdout)
+            task = next((t for t in kit["tasks"] if rules.norm(t["text"]) in shown), None)
             self.log("next_task", task=task["id"] if task else None, exit_code=proc.returncode)
             if task is None or task["id"] in issued:
                 break  # the queue is empty (or did not move on: do not loop)
@@ -480,16 +440,12 @@ class Agent:
         """Per surface, the form to write and where it was read."""
         code = self.code_forms(kit)
         style = Path(kit["style_file"])
-        text = _norm(style.read_text(errors="replace")) if style.is_file() else None
+        text = rules.norm(style.read_text(errors="replace")) if style.is_file() else None
         forms, sources = {}, {}
-        for surface, rules in kit["rules"].items():
-            stated = [f for f in ("better", "worse") if text is not None and _norm(rules[f]) in text]
-            if mode == "follow_standard" and len(stated) == 1:
-                forms[surface], sources[surface] = stated[0], "standard"
-            elif code.get(surface):
-                forms[surface], sources[surface] = code[surface], "code"
-            else:  # neither source shows one form: write the better one
-                forms[surface], sources[surface] = "better", "own"
+        for surface, texts in kit["rules"].items():
+            stated = [f for f in ("better", "worse") if text is not None and rules.norm(texts[f]) in text]
+            forms[surface], sources[surface] = rules.choose_form(mode, stated[0] if len(stated) == 1 else None,
+                                                                 code.get(surface))
         return forms, sources
 
     @staticmethod

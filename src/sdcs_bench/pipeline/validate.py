@@ -367,6 +367,7 @@ def check_standards(c: Checks, workload: Workload, counts: tuple[int, ...] | Non
     import json
 
     from sdcs_bench.scoring.standards import PREDICATES, classify, form_of, standards_report
+    from sdcs_bench.trial import policy_rules
     from sdcs_bench.trial import standards as st
     from sdcs_bench.trial import standards_issuer as issuer
 
@@ -390,7 +391,7 @@ def check_standards(c: Checks, workload: Workload, counts: tuple[int, ...] | Non
     for task, req in zip(spec.tasks, workload.requirements):
         c.expect(req.gold.read_text() == st.gold_patch(task, workload.canary),
                  f"standards: {req.gold.name} is not {task.id}'s handler written the better way (trial.standards.gold_patch)")
-        text = st.norm_text(task.text)
+        text = policy_rules.norm(task.text)
         needed = [task.module, task.rate_name, str(task.rate_bp), *task.fields, task.optional,
                   "*handle " + " ".join(task.words) + "*", *(f"*{words}*" for words, _ in task.respond)]
         missing = [n for n in needed if n not in text]
@@ -403,7 +404,7 @@ def check_standards(c: Checks, workload: Workload, counts: tuple[int, ...] | Non
         style = files.get(st.STYLE_FILE)
         c.expect((style is None) == (layout.standard == "none"), f"{where}: STYLE.md present is wrong")
         for surface in spec.surfaces:
-            stated = {f for f in st.FORMS if style is not None and surface.rules[f] in st.norm_text(style)}
+            stated = {f for f in st.FORMS if style is not None and surface.rules[f] in policy_rules.norm(style)}
             want = {layout.standard_form(surface.id)} - {None}
             c.expect(stated == want, f"{where}: STYLE.md states {sorted(stated)} for {surface.id}, not {sorted(want)}")
         for h in spec.existing:

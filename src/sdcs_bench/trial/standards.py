@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError, unknown
+from sdcs_bench.trial import policy_rules
 
 FORMS = ("better", "worse")
 AXES = ("conflicts", "polarity", "standard")
@@ -51,10 +52,6 @@ ISSUER_FILE = "tasks.py"
 QUEUE_FILE = ".tasks/queue.json"
 HANDLERS_DIR = "payments/handlers"
 TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
-
-
-def norm_text(text: str) -> str:
-    return " ".join(text.split())
 
 
 def handler_key(name: str) -> str:
@@ -358,8 +355,8 @@ def load_standards(path: Path) -> StandardsSpec:
         rules = raw.get("rules") or {}
         if set(rules) != set(FORMS):
             raise SpecSnapError(f"{where}: surface {raw['id']}: rules needs exactly {', '.join(FORMS)}")
-        surfaces.append(Surface(raw["id"], str(raw["title"]), {f: norm_text(str(rules[f])) for f in FORMS},
-                                norm_text(str(raw.get("why", ""))), tuple(raw.get("examples") or ())))
+        surfaces.append(Surface(raw["id"], str(raw["title"]), {f: policy_rules.norm(str(rules[f])) for f in FORMS},
+                                policy_rules.norm(str(raw.get("why", ""))), tuple(raw.get("examples") or ())))
     if [s.id for s in surfaces] != list(SURFACES):
         raise SpecSnapError(f"{where}: surfaces must be exactly, in this order: {', '.join(SURFACES)}")
     existing = tuple(_handler(r, f"{where}: existing {r.get('id')}", task=False) for r in data.get("existing") or [])
@@ -442,16 +439,12 @@ def policy_briefing(spec: StandardsSpec) -> dict[str, Any]:
 
 
 def policy_forms(layout: Layout, mode: str) -> dict[str, str]:
-    """The forms a standards reference policy writes under a layout (its closed form): what the
-    standard states, or the code's form where there is no standard (``follow_standard``); the
-    code's form (``follow_code``); the better form everywhere (``gold``, the oracle)."""
-    if mode == "gold":
-        return dict.fromkeys(SURFACES, "better")
-    if mode == "follow_code":
-        return layout.code_forms()
-    if mode == "follow_standard":
-        return {s: layout.standard_form(s) or layout.code_form(s) for s in SURFACES}
-    raise unknown("standards policy", mode, ("follow_standard", "follow_code"))
+    """The forms a standards reference policy writes under a layout (its closed form): the policy's
+    own rule (``policy_rules.choose_form``) applied to what the layout puts on disk: the form the
+    standard states, the form every existing handler shows. ``gold`` (the oracle): the better form."""
+    if mode not in (*policy_rules.STANDARDS_MODES, "gold"):
+        raise unknown("standards policy", mode, policy_rules.STANDARDS_MODES)
+    return {s: policy_rules.choose_form(mode, layout.standard_form(s), layout.code_form(s))[0] for s in SURFACES}
 
 
 def expected_decisions(spec: StandardsSpec, layout: Layout, written: dict[str, dict[str, str]]) -> dict[str, Any]:
