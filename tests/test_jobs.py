@@ -1,11 +1,11 @@
 """The stage jobs' own parser (sdcs_bench/jobs.py) and the ``specsnap`` program's entry
-(sdcs_bench/entry.py): the stage verbs as the workflow's rules write them are parsed by argparse,
-with the same options as the typer commands of the same names; anything else goes to the typer
-app; an error is one line (also on the terminal under --log), never a traceback."""
+(sdcs_bench/entry.py): the stage verbs as the workflow's rules write them are parsed by argparse;
+it and the typer commands of the same names are both built from one table of the verbs' options
+(jobs.STAGE_VERBS), and take each option alike; anything else goes to the typer app; an error is
+one line (also on the terminal under --log), never a traceback."""
 
 from __future__ import annotations
 
-import argparse
 import ast
 import inspect
 import os
@@ -15,87 +15,146 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-import typer
 from conftest import ROOT
+from typer.testing import CliRunner
 
 from sdcs_bench import cli, jobs
 
 STAGE_VERBS = ("scaffold-sandbox", "run-session", "inject", "handoff", "score")
-# The typer command of scaffold-sandbox also scaffolds by hand (--arm, --dest, ...): the stage job
-# takes only its pipeline options.
-PIPELINE_ONLY = {"scaffold-sandbox": {"--trial", "--stage-dir"}}
 RUNS = {"scaffold-sandbox": jobs.scaffold, "run-session": jobs.session, "inject": jobs.inject,
         "handoff": jobs.handoff, "score": jobs.score}
 
 
-def _typer_params(verb: str | None) -> list:
-    """The options (not arguments) of the typer app's callback, or of its command ``verb``."""
-    group = typer.main.get_command(cli.app)
-    params = group.params if verb is None else group.commands[verb].params
-    return [p for p in params if p.opts and p.opts[0].startswith("-")]
+def _typer(*argv: str):
+    """The typer app's answer to ``argv`` (in this process, the terminal 200 columns wide)."""
+    return CliRunner().invoke(cli.app, list(argv), env={"COLUMNS": "200"})
 
 
-def _lower_bound(option) -> int | None:
-    """A typer option's ``min=`` (on the option itself in newer typer, on its click IntRange type in older)."""
-    low = getattr(option, "min", None)
-    return low if low is not None else getattr(getattr(option, "type", None), "min", None)
+def _typer_flags(*argv: str) -> set[str]:
+    """The options the typer app's ``--help`` lists (of the app, or of the command ``argv`` names)."""
+    shown = _typer(*argv, "--help")
+    assert shown.exit_code == 0, shown.output
+    return set(re.findall(r"^│ [* ]{0,3}(--[\w-]+)", shown.output, re.M)) - {"--help"}  # (an option's first line)
 
 
-def _typer_flags(verb: str | None) -> set[str]:
-    return {flag for p in _typer_params(verb) for flag in (*p.opts, *p.secondary_opts)}
+def _sample(verb: jobs.Verb, *, everything: bool) -> list[str]:
+    """A command line of the stage verb from the table: each required option (``everything``: each
+    option, a repeated one twice) with a value of its type (an int its lower bound)."""
+    argv = [verb.name]
+    for option in verb.options:
+        if option.required or everything:
+            for n in range(2 if option.repeat else 1):
+                argv += [option.flag, str(option.min or 1) if option.type is int else f"{option.dest}.{n}"]
+    return argv
 
 
-def _job_actions(verb: str | None) -> list[argparse.Action]:
-    top = jobs.parser()
-    if verb is None:
-        return [a for a in top._actions if a.option_strings]
-    (verbs,) = [a for a in top._actions if isinstance(a, argparse._SubParsersAction)]
-    return [a for a in verbs.choices[verb]._actions if a.option_strings]
+class _Stages:
+    """Stands in for sdcs_bench.pipeline.stages: records what each stage was called with."""
+
+    def __init__(self):
+        self.calls = []
+
+    def load_trial(self, path):
+        return SimpleNamespace(trial_id=f"trial {path}")
+
+    def __getattr__(self, name):
+        def run(*args, **kwargs):
+            self.calls.append((name, args, kwargs))
+            return {"session": {"session": 1, "status": "ok", "turns": 0, "wall_s": 0}, "trial": "t", "raw": 0,
+                    "net": 0}
+
+        return run
 
 
-def _job_flags(verb: str | None) -> set[str]:
-    return {flag for a in _job_actions(verb) for flag in a.option_strings}
+def _through_both(monkeypatch, argv: list[str]) -> tuple[list, list]:
+    """The stages a stage job's command line calls, parsed by the job parser and by the typer app."""
+    stages = _Stages()
+    monkeypatch.setattr(jobs, "_stages", lambda: stages)
+    args = jobs.parse(argv)
+    assert args is not None, argv
+    jobs.run(args)
+    by_jobs, stages.calls = stages.calls, []
+    result = _typer(*argv)
+    assert result.exit_code == 0 and result.exception is None, result.output
+    return by_jobs, stages.calls
 
 
-# -- the two parsers agree -------------------------------------------------------------------------
-def test_the_job_parser_knows_exactly_the_stage_verbs_and_each_is_a_typer_command():
-    (verbs,) = [a for a in jobs.parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    assert set(verbs.choices) == set(STAGE_VERBS)
-    assert set(STAGE_VERBS) <= set(typer.main.get_command(cli.app).commands)
+# -- the two parsers, from one table -----------------------------------------------------------------
+def test_the_table_has_exactly_the_stage_verbs_and_each_is_a_typer_command():
+    assert tuple(jobs.STAGE_VERBS) == STAGE_VERBS
+    assert {verb: jobs.STAGE_VERBS[verb].run for verb in STAGE_VERBS} == RUNS
+    commands = _typer("--help").output
+    for verb in STAGE_VERBS:
+        assert re.search(rf"^\W+{verb}\s", commands, re.M), verb
+        assert jobs.parse(_sample(jobs.STAGE_VERBS[verb], everything=False)) is not None, verb
 
 
 @pytest.mark.parametrize("verb", STAGE_VERBS)
-def test_each_stage_verb_takes_the_pipeline_options_its_typer_command_declares(verb):
-    typer_flags = _typer_flags(verb)
-    expected = PIPELINE_ONLY.get(verb, typer_flags)
-    assert expected <= typer_flags  # (the restriction names options the typer command has)
-    assert _job_flags(verb) == expected
+def test_each_stage_verbs_typer_command_lists_the_tables_options_and_their_help(verb):
+    table = jobs.STAGE_VERBS[verb]
+    flags = {option.flag for option in table.options}
+    if table.by_hand:  # (scaffold-sandbox also scaffolds by hand: --arm, --dest, ...)
+        assert flags < _typer_flags(verb)
+    else:
+        assert _typer_flags(verb) == flags
+    shown = " ".join(_typer(verb, "--help").output.split())
+    for option in table.options:
+        assert option.help in shown, option.flag
+    assert " ".join(table.help.split()) in shown
 
 
-def test_the_global_options_are_the_typer_callbacks():
-    assert _job_flags(None) == _typer_flags(None) == {"--root", "--log"}
+def test_the_global_options_are_the_tables_in_both_parsers():
+    assert _typer_flags() == {option.flag for option in jobs.GLOBAL_OPTIONS} == {"--root", "--log"}
+    job = _sample(jobs.STAGE_VERBS["inject"], everything=False)
+    args = jobs.parse(["--root", "R", "--log", "L", *job])
+    assert args is not None and (args.root, args.log) == (Path("R"), Path("L"))
+
+
+@pytest.mark.parametrize("everything", [False, True], ids=["required options", "every option"])
+@pytest.mark.parametrize("verb", STAGE_VERBS)
+def test_both_parsers_read_a_stage_job_alike(monkeypatch, verb, everything):
+    table = jobs.STAGE_VERBS[verb]
+    argv = _sample(table, everything=everything)
+    args = jobs.parse(argv)
+    for option in table.options:  # each value as the table types it (a repeated option: all, in order)
+        given = [option.type(v) for flag, v in zip(argv, argv[1:]) if flag == option.flag]
+        assert getattr(args, option.dest) == ((given if option.repeat else given[0]) if given else None), option.flag
+    by_jobs, by_typer = _through_both(monkeypatch, argv)
+    assert len(by_jobs) == 1 and by_jobs == by_typer
 
 
 @pytest.mark.parametrize("verb", STAGE_VERBS)
-def test_repeatable_and_required_options_match_the_typer_command(verb):
-    by_flag = {p.opts[0]: p for p in _typer_params(verb)}
-    for action in _job_actions(verb):
-        option = by_flag[action.option_strings[0]]
-        assert isinstance(action, argparse._AppendAction) == bool(option.multiple), action.option_strings
-        if verb not in PIPELINE_ONLY:  # (scaffold-sandbox's typer options are optional: --arm may replace them)
-            assert action.required == option.required, action.option_strings
+def test_both_parsers_refuse_a_job_without_a_required_option_or_with_an_unknown_one(verb):
+    table = jobs.STAGE_VERBS[verb]
+    for option in table.options:
+        if not option.required or table.by_hand:  # (by hand, --arm and --dest may stand in for them)
+            continue
+        argv = _sample(table, everything=False)
+        at = argv.index(option.flag)
+        line = argv[:at] + argv[at + 2:]
+        assert jobs.parse(line) is None, line
+        assert _typer(*line).exit_code == 2, line
+    line = [*_sample(table, everything=False), "--no-such-option", "x"]
+    assert jobs.parse(line) is None
+    assert _typer(*line).exit_code == 2
 
 
-@pytest.mark.parametrize("verb", ["run-session", "handoff"])
-def test_a_session_number_has_the_same_lower_bound_as_in_the_typer_command(verb):
-    (low,) = [_lower_bound(p) for p in _typer_params(verb) if p.opts == ["--session"]]
-    assert low is not None
-    line = [verb, "--trial", "t.json", "--from", "a", "--stage-dir", "b", "--session"]
-    args = jobs.parse([*line, str(low)])
-    assert args is not None and args.session == low
-    assert jobs.parse([*line, str(low - 1)]) is None
+@pytest.mark.parametrize("verb", [v for v in STAGE_VERBS if any(o.min for o in jobs.STAGE_VERBS[v].options)])
+def test_a_lower_bound_holds_in_both_parsers(monkeypatch, verb):
+    table = jobs.STAGE_VERBS[verb]
+    for option in (o for o in table.options if o.min is not None):
+        argv = _sample(table, everything=False)
+        low = argv.index(option.flag) + 1
+        assert argv[low] == str(option.min)
+        by_jobs, by_typer = _through_both(monkeypatch, argv)  # (the bound itself is taken by both)
+        assert by_jobs == by_typer
+        argv[low] = str(option.min - 1)
+        assert jobs.parse(argv) is None
+        refused = _typer(*argv)
+        assert refused.exit_code == 2 and f"greater than or equal to {option.min}" in refused.output
 
 
 # -- what is a job, and what goes to the typer app ---------------------------------------------------

@@ -5,9 +5,11 @@
 the command line's typer app: a study runs a job per stage of every trial, and building typer's
 parameter adapters cost each job more than a reference policy's whole session
 (docs/benchmarks.md#a-trials-own-overhead). The typer commands of the same names (their ``--help``,
-and anyone typing them) call the same functions; ``tests/test_jobs.py`` keeps the two parsers'
-options the same. Anything else on the command line (``--help``, another verb, an option only the
-typer command knows) goes to the typer app.
+and anyone typing them) call the same functions. The verbs' options are declared once, in
+``STAGE_VERBS`` (and ``GLOBAL_OPTIONS``): this module's parser and those typer commands are both
+built from it (``tests/test_jobs.py`` checks that both take each option alike). Anything else on
+the command line (``--help``, another verb, an option only the typer command knows) goes to the
+typer app.
 
 Also the process's plumbing both share: ``--log`` (all output to a file, errors also said on the
 terminal) and one line per error instead of a traceback.
@@ -19,7 +21,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.timing import span
@@ -124,6 +126,70 @@ def score(trial: Path, from_stage: Path, stage_dir: Path, session_records: list[
     print(f"{record['trial']}: raw {record['raw']}, net {record['net']}", file=sys.stderr)
 
 
+# -- the stage verbs' options, declared once -----------------------------------------------------------
+class Option(NamedTuple):
+    """One option of a stage verb (or of the program): the stage jobs' parser (``parser``) and the
+    typer app's command of the same name (``sdcs_bench.cli``) are both built from it."""
+
+    flag: str
+    dest: str  # the job function's parameter it fills
+    help: str  # what the typer command's --help says of it
+    type: type = Path  # Path or int
+    required: bool = True  # else None when not given
+    repeat: bool = False  # given once per item: the items, in order (None when none)
+    min: int | None = None  # an int's lower bound
+
+
+class Verb(NamedTuple):
+    """A stage verb: the job function its options are passed to (as keywords, by dest) and the
+    help of its typer command."""
+
+    name: str
+    run: Callable[..., None]
+    options: tuple[Option, ...]
+    help: str = ""  # (a by-hand command's help is its own function's docstring)
+    by_hand: bool = False  # its typer command also works by hand, with options of its own; these are optional there
+
+    def option(self, flag: str) -> Option:
+        (found,) = [o for o in self.options if o.flag == flag]
+        return found
+
+
+ROOT = Option("--root", "root", "the SpecSnap project to use (default: the working directory or its nearest parent "
+              "holding tiers/ and workflow/schemas/)", required=False)
+LOG = Option("--log", "log", "write all output to this file; errors are also said on the terminal", required=False)
+GLOBAL_OPTIONS = (ROOT, LOG)  # before the verb
+
+_TRIAL = Option("--trial", "trial", "a trial config from `plan`")
+_FROM = Option("--from", "from_stage", "the previous stage's directory")
+_STAGE_DIR = Option("--stage-dir", "stage_dir", "this stage's output directory")
+
+STAGE_VERBS: dict[str, Verb] = {verb.name: verb for verb in (
+    Verb("scaffold-sandbox", scaffold, (_TRIAL._replace(help="pipeline: a trial config from `plan`"),
+                                        _STAGE_DIR._replace(help="pipeline: the stage's output dir")), by_hand=True),
+    Verb("run-session", session,
+         (_TRIAL, Option("--session", "session", "1-based session number", type=int, min=1), _FROM, _STAGE_DIR),
+         "Pipeline: run one session of a trial from its predecessor's snapshot."),
+    Verb("inject", inject, (_TRIAL, _FROM, _STAGE_DIR),
+         "Pipeline: the variant's inject stage between two sessions (a poison pill, or withholding a\n"
+         "coherence workload's facts: docs/coherence.md)."),
+    Verb("handoff", handoff,
+         (_TRIAL, Option("--session", "session", "the session it hands over to (2 or more)", type=int, min=2), _FROM,
+          _STAGE_DIR, Option("--session-stage", "session_stages", "an earlier session's stage directory (each of "
+                             "1 .. k-1, in order)", required=False, repeat=True)),
+         "Pipeline: the handoff before session k in a continuation mode (docs/protocol.md#continuation-modes):\n"
+         "a trace or summary for the next prompt, or the harness's own state for its next HOME."),
+    Verb("score", score,
+         (_TRIAL, _FROM._replace(help="the last session's stage directory"), _STAGE_DIR,
+          Option("--session-record", "session_records", "each session's stage.json, in order (default: found in the "
+                 "trial's layout)", required=False, repeat=True),
+          Option("--injection", "injection", "the inject stage's stage.json (poison-pill variants)", required=False),
+          Option("--handoff-record", "handoff_records", "each handoff's stage.json, in order (a continuation mode; "
+                 "default: the layout's)", required=False, repeat=True)),
+         "Pipeline: score a trial's final snapshot."),
+)}
+
+
 # -- the lean parser --------------------------------------------------------------------------------
 class _NotAJob(Exception):
     """The command line is not one of the stage jobs as the rules write them: the typer app takes it."""
@@ -134,7 +200,7 @@ class _Parser(argparse.ArgumentParser):
         raise _NotAJob(message)
 
 
-def _positive(minimum: int) -> Callable[[str], int]:
+def _at_least(minimum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         value = int(text)
         if value < minimum:
@@ -144,32 +210,23 @@ def _positive(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def _add(parser: argparse.ArgumentParser, option: Option) -> None:
+    kind = option.type if option.min is None else _at_least(option.min)
+    parser.add_argument(option.flag, dest=option.dest, type=kind, required=option.required,
+                        action="append" if option.repeat else "store", help=option.help.replace("%", "%%"))
+
+
 def parser() -> argparse.ArgumentParser:
-    """The stage verbs' options (each as the typer command of the same name declares it)."""
+    """The stage verbs' options (``GLOBAL_OPTIONS``, then each verb's of ``STAGE_VERBS``)."""
     top = _Parser(prog="specsnap", add_help=False, allow_abbrev=False)  # (typer takes no abbreviation)
-    top.add_argument("--root", type=Path)
-    top.add_argument("--log", type=Path)
+    for option in GLOBAL_OPTIONS:
+        _add(top, option)
     verbs = top.add_subparsers(dest="verb", required=True, parser_class=_Parser)
-
-    def verb(name: str, run: Callable[..., None], *options: tuple[str, str, dict]) -> None:
-        p = verbs.add_parser(name, add_help=False, allow_abbrev=False)
-        p.set_defaults(run=run)
-        for flag, dest, kw in options:
-            p.add_argument(flag, dest=dest, **kw)
-
-    trial = ("--trial", "trial", {"type": Path, "required": True})
-    from_stage = ("--from", "from_stage", {"type": Path, "required": True})
-    stage_dir = ("--stage-dir", "stage_dir", {"type": Path, "required": True})
-    verb("scaffold-sandbox", scaffold, trial, stage_dir)
-    verb("run-session", session, trial, ("--session", "session", {"type": _positive(1), "required": True}),
-         from_stage, stage_dir)
-    verb("inject", inject, trial, from_stage, stage_dir)
-    verb("handoff", handoff, trial, ("--session", "session", {"type": _positive(2), "required": True}), from_stage,
-         stage_dir, ("--session-stage", "session_stages", {"type": Path, "action": "append"}))
-    verb("score", score, trial, from_stage, stage_dir,
-         ("--session-record", "session_records", {"type": Path, "action": "append"}),
-         ("--injection", "injection", {"type": Path}),
-         ("--handoff-record", "handoff_records", {"type": Path, "action": "append"}))
+    for verb in STAGE_VERBS.values():
+        p = verbs.add_parser(verb.name, add_help=False, allow_abbrev=False)
+        p.set_defaults(run=verb.run)
+        for option in verb.options:
+            _add(p, option)
     return top
 
 

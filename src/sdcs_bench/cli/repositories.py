@@ -1,0 +1,144 @@
+"""Real repositories and what runs them: ``fetch-source``, ``add-repository``, ``build-env``,
+``build-image`` and ``install-harnesses``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from sdcs_bench.cli._common import BackendOpt, ResultsOpt, _console, _need, _writing
+from sdcs_bench.core.errors import SpecSnapError
+
+commands = typer.Typer()
+
+
+@commands.command("fetch-source")
+def fetch_source_command(
+    workload: Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")] = None,
+    results: ResultsOpt = Path("results"),
+    repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
+) -> None:
+    """Download a real repository's pinned source once (its SHA-256 checked) into results/_cache/sources/."""
+    from sdcs_bench.pipeline.repos import fetch_planned_source
+
+    planned, where = _repo_plan(workload, results, repo_plan)
+    record = fetch_planned_source(planned, where)
+    _console().print(f"{where}: {record['archive']} ({record['bytes']} bytes, sha256 {record['sha256'][:12]}…) "
+                     f"unpacked in {planned['source_dir']}")
+
+
+@commands.command("add-repository")
+def add_repository_command(
+    name: Annotated[str, typer.Argument(help="the new workload's id, e.g. attrs")],
+    pypi: Annotated[Optional[str], typer.Option("--pypi", help="a PyPI release: PACKAGE==VERSION")] = None,
+    git: Annotated[Optional[str], typer.Option("--git", help="a git repository's URL (with --commit)")] = None,
+    commit: Annotated[Optional[str], typer.Option("--commit", help="the full 40-digit commit id to pin")] = None,
+    python: Annotated[str, typer.Option("--python", help="the repository's Python, major.minor")] = "%d.%d" % sys.version_info[:2],
+    test_dep: Annotated[Optional[list[str]], typer.Option("--test-dep", help="a requirement its tests need "
+                                                          "(repeat; default: pytest)")] = None,
+    results: ResultsOpt = Path("results"),
+    backend: BackendOpt = "auto",
+) -> None:
+    """Add a real repository: pin and fetch it, build its environment, run its own suite once on the
+    pin and write the workload's skeleton with the baseline selection (docs/real_repos.md). What is
+    left to write: each bug's entry in bugs.yaml, its hidden test and its fix."""
+    from sdcs_bench.pipeline.add_repo import add_repository, parse_pin
+    from sdcs_bench.sandbox import make_backend
+
+    pin = parse_pin(pypi, git, commit)
+    made = add_repository(name, pin, python=python, test_deps=list(test_dep or ["pytest"]), results=results,
+                          backend=make_backend(backend), say=lambda line: _console().print(line, markup=False))
+    _console().print(f"wrote {made['workload_dir']} and {made['registry']}: {made['baseline']} baseline tests, "
+                     f"{made['excluded']} left out with their reasons. Next: each bug's entry in bugs.yaml, its "
+                     f"hidden test under hidden/tests/ and its fix under fixes/, then "
+                     f"`specsnap validate-workload {name}`", markup=False)
+
+
+@commands.command("build-env")
+def build_env_command(
+    workload: Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")] = None,
+    results: ResultsOpt = Path("results"),
+    repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
+) -> None:
+    """Build a real repository's own environment (its Python and pinned test dependencies) once."""
+    from sdcs_bench.pipeline.repos import build_planned_environment
+
+    planned, where = _repo_plan(workload, results, repo_plan)
+    record = build_planned_environment(planned, where)
+    _console().print(f"{where}: Python {record['interpreter']['version']} ({record['interpreter']['found_by']}: "
+                     f"{record['interpreter']['path']}), {len(record['freeze'])} packages, in {planned['environment_dir']}")
+
+
+@commands.command("build-image")
+def build_image_command(
+    name: Annotated[str, typer.Argument(help="an image of containers/images.yaml, e.g. base, env-click, "
+                                                 "harness-claude_code")] = "base",
+    results: ResultsOpt = Path("results"),
+    record: Annotated[Optional[Path], typer.Option("--record", help="where to write the image record "
+                                                   "(default: results/_cache/images/<name>/<digest>.json)")] = None,
+) -> None:
+    """Build a docker sandbox image (containers/<name>/, or a generated env-<workload> or
+    harness-<name>) without any image registry, once."""
+    from sdcs_bench.pipeline.images import carried as carried_by
+    from sdcs_bench.pipeline.layout import CacheLayout
+    from sdcs_bench.sandbox.images import build_image, image_digest
+
+    carried = carried_by(name, results)  # None for a catalogue image (or an unknown name, which
+    digest = image_digest(name, carried)  # image_digest names in one line with the images there are)
+    if record is not None and record.stem != digest[:12]:
+        raise SpecSnapError(f"containers/{name}/ changed after this run was planned (its digest is now {digest[:12]}, "
+                            f"the plan expects {record.stem}); rerun to plan the new image")
+    where = record or Path(CacheLayout(str(results)).image_record(name, digest[:12]))
+    data = build_image(name, _writing(where.parent) and where, log=lambda m: print(f"specsnap: {m}", file=sys.stderr),
+                       digest=digest, carried=carried)
+    _console().print(f"{data['tag']} ({data['id'][:19]}…), record in {where}")
+
+
+def _repo_plan(workload: str | None, results: Path, repo_plan: Path | None) -> tuple[dict, str]:
+    """What the source and environment commands work from: the pipeline's plan file, or the
+    workload's own data planned now."""
+    if repo_plan is not None:
+        return json.loads(repo_plan.read_text()), str(repo_plan)
+    from sdcs_bench.pipeline.repos import repo_plan as plan_repo
+
+    wl = _real_repo(workload)
+    return plan_repo(wl, results), wl.id
+
+
+def _real_repo(workload: str | None):
+    from sdcs_bench.trial.workload import load_workload
+    from sdcs_bench.trial.workload_registry import registered_workloads, resolve_workload_id
+
+    known = [w for w in registered_workloads() if _is_repo(w)]
+    wl = load_workload(resolve_workload_id(_need(workload, "WORKLOAD", known)))
+    if not wl.is_real_repo:
+        raise SpecSnapError(f"workload {wl.id} is not a real repository (it has no source pin)", known)
+    return wl
+
+
+def _is_repo(wid: str) -> bool:
+    from sdcs_bench.trial.workload import load_workload
+
+    try:
+        return load_workload(wid).is_real_repo
+    except SpecSnapError:
+        return False
+
+
+@commands.command("install-harnesses")
+def install_harnesses(
+    names: Annotated[Optional[list[str]], typer.Argument(help="harnesses to install (default: all pinned)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="reinstall even if the pinned version is in place")] = False,
+) -> None:
+    """Install the pinned real agent CLIs (harnesses/pins.yaml); already-installed pins are skipped."""
+    from sdcs_bench.agents.install import harness_home, install
+
+    from sdcs_bench.core.progress import progress
+
+    with progress("installing harnesses") as step:
+        done = install(list(names or []) or None, force=force, log=lambda m: step(description=f"specsnap: {m}"))
+    print(f"installed: {', '.join(done) or '(all already in place)'} under {harness_home()}")
