@@ -30,7 +30,8 @@ PWN_DIR = Path("/var/tmp")
 
 
 def hostile_agent(script: str, name: str = "hostile") -> dict[str, Any]:
-    return {"name": name, "harness": "command", "label": "test agent (hostile script)", "reference": False,
+    return {**config.entity("agent", "replay_command"),  # (agent_defaults filled in)
+            "name": name, "harness": "command", "label": "test agent (hostile script)", "reference": False,
             "provider": "openai", "model": "none", "api_key_env": "OPENAI_API_KEY", "proxy": "replay",
             "replay_script": "conf/agent/replay/command.yaml",
             "options": {"argv": ["/bin/sh", "-c", script], "prompt_via": "stdin"}}

@@ -54,7 +54,7 @@ def test_reverter_loses_the_s1_edit(tier2):
 
 
 def test_models_have_no_reference_expectation(tier2):
-    assert expected_reference_score(tier2, arm("Vanilla"), {"name": "m", "harness": "x"}, NONE) is None
+    assert expected_reference_score(tier2, arm("Vanilla"), config.entity("agent", "claude_code_sonnet"), NONE) is None
 
 
 # tier x agent x arm -> net after the workload's own (cleaved) schedule

@@ -19,7 +19,7 @@ from sdcs_bench.pipeline import board as agg_board
 from sdcs_bench.pipeline import markdown as agg_md
 from sdcs_bench.pipeline import rows as agg_rows
 from sdcs_bench.pipeline import estimate as est
-from sdcs_bench.trial.spec import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.trial.components import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND
 
 TABLE = PriceTable.parse(yaml.safe_load((ROOT / "conf" / "prices.yaml").read_text()))
 ENTRY = {"uncached_input": 1, "cache_read": 0.1, "cache_write": 1.25, "output": 5, "source": "https://example.org/p",

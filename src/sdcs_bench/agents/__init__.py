@@ -11,7 +11,7 @@ from typing import Any
 
 from sdcs_bench.core.errors import unknown
 from sdcs_bench.agents.base import Harness, Invocation, SessionContext
-from sdcs_bench.trial.spec import agent_kind
+from sdcs_bench.trial.components import AgentConfig, agent_kind
 
 ADAPTERS: dict[str, str] = {
     "reference": "reference:ReferenceHarness",
@@ -30,11 +30,11 @@ def harness_class(kind: str) -> type[Harness]:
     return getattr(import_module(f"{__name__}.{module}"), cls)
 
 
-def make_harness(agent_cfg: dict[str, Any]) -> Harness:
-    kind = agent_cfg.get("harness")
-    if kind not in ADAPTERS:
-        raise unknown(f"harness of agent {agent_cfg.get('name')!r}:", str(kind), ADAPTERS)
-    return harness_class(str(kind))(agent_cfg)
+def make_harness(agent_cfg: AgentConfig | dict[str, Any]) -> Harness:
+    agent = AgentConfig.of(agent_cfg)
+    if agent.harness not in ADAPTERS:
+        raise unknown(f"harness of agent {agent.name!r}:", agent.harness, ADAPTERS)
+    return harness_class(agent.harness)(agent)
 
 
 __all__ = ["agent_kind", "ADAPTERS", "Harness", "Invocation", "SessionContext", "harness_class", "make_harness"]

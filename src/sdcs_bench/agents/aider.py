@@ -68,7 +68,7 @@ class AiderHarness(RealHarness):
 
     def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
         if self.provider != "openai":
-            raise SpecSnapError(f"agent {self.cfg.get('name')!r}: the aider adapter drives provider openai only "
+            raise SpecSnapError(f"agent {self.cfg.name!r}: the aider adapter drives provider openai only "
                                 f"(got {self.provider!r})")
         state = self.analytics_log(ctx).parent
         state.mkdir(parents=True, exist_ok=True)
@@ -76,7 +76,7 @@ class AiderHarness(RealHarness):
         ignore = ctx.home / ".config" / "git" / "ignore"  # git's default core.excludesFile
         ignore.parent.mkdir(parents=True, exist_ok=True)
         ignore.write_text(".aider*\n")
-        model = str(self.cfg["model"])
+        model = str(self.cfg.model)
         argv = [
             str(self.binary()), "--message", ctx.session.prompt,
             "--model", model if "/" in model else f"openai/{model}",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.components import AgentConfig
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.trial.workload_model import SessionSpec, Workload
 
@@ -67,12 +68,12 @@ class Harness(ABC):
     # Files the harness itself may write into the repository (its own memory), listed per session.
     repo_memory_globs: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, cfg: dict[str, Any]) -> None:
-        self.cfg = cfg
+    def __init__(self, cfg: AgentConfig | dict[str, Any]) -> None:
+        self.cfg = AgentConfig.of(cfg)
 
     @property
     def is_reference(self) -> bool:
-        return bool(self.cfg["reference"])
+        return self.cfg.reference
 
     @property
     def needs_model(self) -> bool:
@@ -87,7 +88,7 @@ class Harness(ABC):
 
     @property
     def stop_grace_s(self) -> float:
-        return float(self.cfg["stop_grace_s"]) if self.exact_stop else 0.0
+        return self.cfg.stop_grace_s if self.exact_stop else 0.0
 
     @abstractmethod
     def invocation(self, ctx: SessionContext) -> Invocation:

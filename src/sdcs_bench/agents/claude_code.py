@@ -69,8 +69,8 @@ class ClaudeCodeHarness(RealHarness):
         else:
             argv = [str(self.binary()), "-p", ctx.session.prompt, "--output-format", "json"]
         argv += ["--dangerously-skip-permissions", "--settings", json.dumps(self.settings(ctx))]
-        if self.cfg.get("model"):
-            argv += ["--model", str(self.cfg["model"])]
+        if self.cfg.model:
+            argv += ["--model", str(self.cfg.model)]
         if ctx.conversation:  # resume, compact: a conversation of a fixed id, resumed after the first session
             argv += ["--resume", ctx.resume_id] if ctx.resuming else ["--session-id", ctx.conversation]
         argv += [str(a) for a in self.options.get("extra_args") or []]

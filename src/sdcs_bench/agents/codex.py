@@ -74,7 +74,7 @@ class CodexHarness(RealHarness):
         return ctx.home / ".codex"
 
     def config_toml(self, ctx: SessionContext) -> str:
-        model = str(self.cfg["model"])
+        model = str(self.cfg.model)
         effort = self.options.get("reasoning_effort")
         lines = [
             f"model = {_toml_str(model)}",

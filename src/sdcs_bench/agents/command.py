@@ -35,7 +35,7 @@ class CommandHarness(RealHarness):
 
     def _values(self, ctx: SessionContext) -> dict[str, str]:
         return {"prompt": ctx.session.prompt, "workdir": str(ctx.workdir), "home": str(ctx.home),
-                "endpoint": ctx.endpoint or "", "model": str(self.cfg["model"]), "python": sys.executable,
+                "endpoint": ctx.endpoint or "", "model": str(self.cfg.model), "python": sys.executable,
                 "harness_files": str(HARNESS_FILES), "api_key": ctx.api_key or ""}
 
     @staticmethod
@@ -47,12 +47,12 @@ class CommandHarness(RealHarness):
     def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
         opts = self.options
         if not opts.get("argv"):
-            raise SpecSnapError(f"agent {self.cfg.get('name')!r} (harness command) needs options.argv")
+            raise SpecSnapError(f"agent {self.cfg.name!r} (harness command) needs options.argv")
         values = self._values(ctx)
         argv = [self._fill(str(a), values) for a in opts["argv"]]
         exe = shutil.which(argv[0]) if "/" not in argv[0] else argv[0]
         if not exe:
-            raise SpecSnapError(f"agent {self.cfg.get('name')!r}: command {argv[0]!r} is not on PATH")
+            raise SpecSnapError(f"agent {self.cfg.name!r}: command {argv[0]!r} is not on PATH")
         argv[0] = str(Path(exe).resolve())
         env = {k: self._fill(str(v), values) for k, v in (opts.get("env") or {}).items()}
         return argv, env

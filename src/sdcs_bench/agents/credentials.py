@@ -11,6 +11,7 @@ import secrets
 from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.trial.components import AgentConfig
 
 REPLAY_KEY = "specsnap-replay-not-a-key"  # what a harness is handed in replay mode
 SESSION_TOKEN_PREFIX = "specsnap-session-"
@@ -23,36 +24,37 @@ def new_session_token() -> str:
     return SESSION_TOKEN_PREFIX + secrets.token_hex(16)
 
 
-def proxy_mode(agent_cfg: dict[str, Any]) -> str:
-    mode = str(agent_cfg["proxy"])
-    if mode not in ("forward", "replay"):
-        raise SpecSnapError(f"agent {agent_cfg.get('name')!r}: proxy {mode!r} is not valid", ("forward", "replay"))
-    return mode
+def proxy_mode(agent_cfg: AgentConfig | dict[str, Any]) -> str:
+    agent = AgentConfig.of(agent_cfg)
+    if agent.proxy not in ("forward", "replay"):
+        raise SpecSnapError(f"agent {agent.name!r}: proxy {agent.proxy!r} is not valid", ("forward", "replay"))
+    return agent.proxy
 
 
-def api_key(agent_cfg: dict[str, Any]) -> str:
+def api_key(agent_cfg: AgentConfig | dict[str, Any]) -> str:
     """The agent's real key: from the environment only (forward mode), or a dummy (replay mode).
     It goes to the session's proxy (``ModelProxy(credential=…)``), never to the harness. Missing →
     one clear error, raised before any session starts."""
-    if proxy_mode(agent_cfg) == "replay":
+    agent = AgentConfig.of(agent_cfg)
+    if proxy_mode(agent) == "replay":
         return REPLAY_KEY
-    var = agent_cfg.get("api_key_env")
+    var = agent.api_key_env
     if not var:
-        raise SpecSnapError(f"agent {agent_cfg.get('name')!r} runs in forward mode but names no api_key_env")
+        raise SpecSnapError(f"agent {agent.name!r} runs in forward mode but names no api_key_env")
     value = os.environ.get(str(var), "")
     if not value:
         raise SpecSnapError(
-            f"agent {agent_cfg.get('name')!r} needs its API key in the environment variable {var} "
-            f"(provider {agent_cfg.get('provider')}); set it{_replay_hint(agent_cfg)}"
+            f"agent {agent.name!r} needs its API key in the environment variable {var} "
+            f"(provider {agent.provider}); set it{_replay_hint(agent)}"
         )
     return value
 
 
-def _replay_hint(agent_cfg: dict[str, Any]) -> str:
+def _replay_hint(agent: AgentConfig) -> str:
     """The offline stand-in for this agent's harness, if the project has one."""
     from sdcs_bench.core.paths import conf_dir
 
-    replay = f"replay_{agent_cfg.get('harness')}"
+    replay = f"replay_{agent.harness}"
     try:
         known = (conf_dir() / "agent" / f"{replay}.yaml").is_file()
     except SpecSnapError:  # a pipeline stage on a node without conf/
@@ -62,11 +64,11 @@ def _replay_hint(agent_cfg: dict[str, Any]) -> str:
     return ""
 
 
-def secret_values(agent_cfg: dict[str, Any] | None = None) -> list[str]:
+def secret_values(agent_cfg: AgentConfig | dict[str, Any] | None = None) -> list[str]:
     """Every API key in this process's environment (what a redaction pass must never let through)."""
     names = set(KEY_ENV_NAMES)
-    if agent_cfg and agent_cfg.get("api_key_env"):
-        names.add(str(agent_cfg["api_key_env"]))
+    if agent_cfg and AgentConfig.of(agent_cfg).api_key_env:
+        names.add(str(AgentConfig.of(agent_cfg).api_key_env))
     values = {os.environ[n] for n in names if len(os.environ.get(n, "")) >= 8}
     return sorted(values, key=len, reverse=True)
 

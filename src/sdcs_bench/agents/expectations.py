@@ -23,6 +23,7 @@ from sdcs_bench.coherence.trace import SessionTrace, render_trace
 from sdcs_bench.core.tokens import meter_tokens
 from sdcs_bench.trial.continuation import Continuation, prompt_with_context
 from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.components import AgentConfig, Policy, VariantConfig
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial import policy_rules as rules
 from sdcs_bench.trial.standards import expected_decisions, layout_for, policy_forms
@@ -116,25 +117,27 @@ class _World:
 
 @timed("closed form")
 def expected_reference_score(
-    workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any],
-    successor: dict[str, Any] | None = None, continuation: dict[str, Any] | None = None, seed: int = 0,
+    workload: Workload, arm: Arm, agent: AgentConfig | dict[str, Any], variant: VariantConfig | dict[str, Any],
+    successor: AgentConfig | dict[str, Any] | None = None, continuation: dict[str, Any] | None = None, seed: int = 0,
 ) -> dict[str, Any] | None:
     """``{"raw", "net", "requirements", "s1_edit_survived", "no_cleave", "poison_survived"}`` (and, on
     a standards workload, ``standards``: the decision counts), or ``None`` when the agent is not a
     reference policy. With a ``successor`` (a handoff: it runs every session after the first), the
     closed form of the pair, when both are reference policies. ``continuation``: the trial file's
     block (absent: ``reset``); each mode hands the next session what :mod:`.continuation` defines."""
-    if not agent.get("reference") or (successor is not None and not successor.get("reference")):
+    agent, variant = AgentConfig.of(agent), VariantConfig.of(variant)
+    successor = AgentConfig.of(successor) if successor is not None else None
+    if not agent.reference or (successor is not None and not successor.reference):
         return None
     if workload.facts is not None:
         return expected_fact_score(workload, arm, agent, variant)
-    if agent.get("policy", {}).get("standards"):
-        return _standards_policy(workload, variant, agent["policy"])
+    if agent.policy.standards:
+        return _standards_policy(workload, variant, agent.policy)
     reqs = workload.requirements
     first = _PolicyModel.of(agent, workload, arm, seed)
     then = _PolicyModel.of(successor, workload, arm, seed) if successor is not None else first
     world = _World(baseline_done=workload.baseline_gold is None, notes=first.notes_text or "")
-    inject = variant.get("inject") or None
+    inject = variant.inject
     hashes = arm_records_hashes(arm)
     no_cleave = False
     sessions = effective_schedule(workload, variant)
@@ -167,8 +170,8 @@ def expected_reference_score(
         handover.after(index, world.clock.log, "cleaved" if cut else "ok")
         if index > 1:
             clocks.append((index, world.clock))
-        if inject and index == int(inject.get("after_session", 1)):
-            world.defects = {d.id: inject["poison"] == "v3" for d in workload.poison}
+        if inject and index == inject.after_session:
+            world.defects = {d.id: inject.poison == "v3" for d in workload.poison}
     alive = [d for d in workload.poison if d.id in world.defects]
     red = {t for d in alive for t in d.fails}
     passing = {r.id for r in reqs if world.disk.get(r.id) == "gold" and not red & set(r.tests)}
@@ -276,7 +279,7 @@ class _PolicyModel:
     keeps (only where the arm placed a notes file), whether it knows the sprint, the bugs it knows
     from hints."""
 
-    policy: dict
+    policy: Policy
     style: str
     oracle: bool
     hinted: frozenset[str]
@@ -287,24 +290,24 @@ class _PolicyModel:
 
     @property
     def acts(self) -> bool:
-        return self.policy.get("acts", True)
+        return self.policy.acts
 
     @classmethod
-    def of(cls, agent: dict[str, Any], workload: Workload, arm: Arm, seed: int = 0) -> _PolicyModel:
-        policy = agent.get("policy", {})
-        if policy.get("on_missing_fact"):  # a fact-driven policy finds no authored fact here: it writes nothing
-            policy = {**policy, "acts": False}
-        style = policy.get("notes", "none") if places_notes_file(arm) else "none"
+    def of(cls, agent: AgentConfig, workload: Workload, arm: Arm, seed: int = 0) -> _PolicyModel:
+        policy = agent.policy
+        if policy.fact_driven:  # a fact-driven policy finds no authored fact here: it writes nothing
+            policy = replace(policy, acts=False)
+        style = policy.notes if places_notes_file(arm) else "none"
         reads = (arm.notes_file,) if places_notes_file(arm) else ()
-        if policy.get("knows_sprint") == "from_hints" and workload.hints and any(
+        if policy.knows_sprint == "from_hints" and workload.hints and any(
                 f.path == "AGENTS.md" for f in arm.for_workload(workload.id, workload.root).files):
             reads = ("AGENTS.md", *reads) if reads else ("AGENTS.md",)
-        return cls(policy, style, policy.get("knows_sprint") == "always", frozenset(hinted_bugs(workload, arm, policy)),
+        return cls(policy, style, policy.oracle, frozenset(hinted_bugs(workload, arm, policy)),
                    arm.notes_file, reads, notes_text=_notes_text(arm, workload),
                    dropped=dropped(policy, arm.name, seed, (r.id for r in workload.requirements)))
 
 
-def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict) -> dict[str, Any]:
+def _standards_policy(workload: Workload, variant: VariantConfig, policy: Policy) -> dict[str, Any]:
     """A standards reference policy: in each session it takes every task the queue still holds, in
     order, writing (and committing) one handler each, until the session's cleave cuts it; the forms
     follow from the layout alone (``trial.standards.policy_forms``). On another workload there is
@@ -338,16 +341,16 @@ def _standards_policy(workload: Workload, variant: dict[str, Any], policy: dict)
             no_cleave = True
     raw = len(written)  # both forms of every surface pass the hidden tests
     # It writes only handler files: a planted defect (another workload's poison pill) stays.
-    planted = list(workload.poison) if variant.get("inject") else []
+    planted = list(workload.poison) if variant.inject else []
     red = {t for d in planted for t in d.fails}
     broken = bool(red & set(workload.baseline_tests)) or any(d.forbidden_import for d in planted)
     result = {"raw": raw, "net": 0 if broken else raw,
               "requirements": {r.id: r.id in written for r in workload.requirements},
               "s1_edit_survived": True if cut else None, "no_cleave": no_cleave,
-              "poison_survived": {d.id: True for d in planted} if variant.get("inject") else None,
+              "poison_survived": {d.id: True for d in planted} if variant.inject else None,
               "resume": resume if workload.standards is not None else None}
     if layout is not None:
-        forms = policy_forms(layout, policy["standards"])
+        forms = policy_forms(layout, policy.standards)
         result["standards"] = expected_decisions(workload.standards, layout, {tid: forms for tid in written})
     return result
 
@@ -370,10 +373,10 @@ def _notes_text(arm: Arm, workload: Workload) -> str | None:
     return placed.text or ""
 
 
-def hinted_bugs(workload: Workload, arm: Arm, policy: dict) -> set[str]:
+def hinted_bugs(workload: Workload, arm: Arm, policy: Policy) -> set[str]:
     """The bugs a hint-following policy knows: those named by each of the workload's hint files
     whose text the arm places in AGENTS.md or in the policy's notes file."""
-    if policy.get("knows_sprint") != "from_hints" or not workload.hints:
+    if policy.knows_sprint != "from_hints" or not workload.hints:
         return set()
     placed = [f.text for f in arm.for_workload(workload.id, workload.root).files
               if f.text is not None and f.path in ("AGENTS.md", arm.notes_file)]
@@ -465,7 +468,7 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
             world.uncommitted.discard(what)
         return cut
 
-    if policy.get("revert_uncommitted") and undo(sorted(world.uncommitted), False):
+    if policy.revert_uncommitted and undo(sorted(world.uncommitted), False):
         return True
     # learn (from the prompt, a resumed conversation's earlier turns, the notes)
     if metered_cut(*history, prompt):
@@ -485,7 +488,7 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
         clock.act("write_notes", paths=[who.notes_file])
         clock.touched.add(who.notes_file)
     world.notes = notes
-    if policy.get("hash_check") and hashes:
+    if policy.hash_check and hashes:
         # Every module that differs from its setup hash is checked (one action); planted defects are
         # rebuilt away (their files' repair restores no line: they only add), and committed.
         if world.disk or world.defects:
@@ -496,7 +499,7 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
         world.defects.clear()  # every planted file differs from its setup hash: rebuilt without it
     # Uncommitted changes it cannot account for are undone: planted defects that show in the diff,
     # and a cut edit when nothing it knows explains it (the check is logged even when it undoes nothing).
-    if policy.get("diff_check") and undo(sorted(r for r in world.uncommitted if r not in known), True):
+    if policy.diff_check and undo(sorted(r for r in world.uncommitted if r not in known), True):
         return True
 
     if not world.baseline_done and rules.wants_baseline(prompt, oracle=oracle):
@@ -545,7 +548,8 @@ def _session_steps(world: _World, workload: Workload, prompt: str, cleave: Cleav
 REAL, FAKE, ABSENT, DONE = "real", "fake", "absent", "done"
 
 
-def expected_fact_score(workload: Workload, arm: Arm, agent: dict[str, Any], variant: dict[str, Any]) -> dict[str, Any]:
+def expected_fact_score(workload: Workload, arm: Arm, agent: AgentConfig | dict[str, Any],
+                        variant: VariantConfig | dict[str, Any]) -> dict[str, Any]:
     """The closed form of a fact-driven reference policy (``agents/fact_policy.py``) on a coherence
     workload, from the workload's data alone: which secrets the variant withholds and when, where
     the cleave cuts each session, what the arm's notes file carries across it.
@@ -559,10 +563,10 @@ def expected_fact_score(workload: Workload, arm: Arm, agent: dict[str, Any], var
     from sdcs_bench.sandbox.withhold import variant_withholding
 
     facts = workload.facts
-    policy = agent.get("policy", {})
-    acts = policy.get("acts", True)
-    on_missing = policy.get("on_missing_fact", "skip")
-    notes_on = places_notes_file(arm) and policy.get("notes") == "facts"
+    policy = AgentConfig.of(agent).policy
+    acts = policy.acts
+    on_missing = policy.on_missing_fact or "skip"
+    notes_on = places_notes_file(arm) and policy.notes == "facts"
     found = variant_withholding(variant)
     withheld = set(facts.withheld_secrets(int(found[0]["k"]))) if found else set()
     after = found[1] if found else None

@@ -65,8 +65,8 @@ class GeminiCliHarness(RealHarness):
     def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
         write_file(ctx.home / ".gemini" / "settings.json", json.dumps(self.settings(ctx), indent=2))
         argv = [str(self.binary()), "-p", ctx.session.prompt, "-o", "json", "--yolo", "--skip-trust"]
-        if self.cfg.get("model"):
-            argv += ["-m", str(self.cfg["model"])]
+        if self.cfg.model:
+            argv += ["-m", str(self.cfg.model)]
         if ctx.conversation:  # resume: a conversation of a fixed id, resumed after the first session
             argv += ["--resume", str(ctx.resume_id)] if ctx.resuming else ["--session-id", ctx.conversation]
         argv += [str(a) for a in self.options.get("extra_args") or []]

@@ -71,7 +71,7 @@ class MiniSweAgentHarness(RealHarness):
         return yaml.safe_load(found[0].read_text()) or {}
 
     def model_name(self) -> str:
-        model = str(self.cfg["model"])
+        model = str(self.cfg.model)
         return model if "/" in model else f"{self.provider}/{model}"
 
     def config(self, ctx: SessionContext) -> dict[str, Any]:
@@ -102,7 +102,7 @@ class MiniSweAgentHarness(RealHarness):
 
     def command(self, ctx: SessionContext) -> tuple[list[str], dict[str, str]]:
         if self.provider not in API_BASES:
-            raise SpecSnapError(f"agent {self.cfg.get('name')!r}: the mini_swe_agent adapter drives providers "
+            raise SpecSnapError(f"agent {self.cfg.name!r}: the mini_swe_agent adapter drives providers "
                                 f"{sorted(API_BASES)} (got {self.provider!r})")
         state = self.state_dir(ctx)
         state.mkdir(parents=True, exist_ok=True)

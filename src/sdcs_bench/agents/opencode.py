@@ -59,7 +59,7 @@ class OpencodeHarness(RealHarness):
 
     @property
     def model(self) -> str:
-        return str(self.cfg["model"])
+        return str(self.cfg.model)
 
     @property
     def sdk_package(self) -> str:

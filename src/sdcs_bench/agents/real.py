@@ -44,14 +44,14 @@ class RealHarness(Harness):
 
     @property
     def provider(self) -> str:
-        return str(self.cfg["provider"])
+        return self.cfg.provider
 
     @property
     def options(self) -> dict[str, Any]:
-        return dict(self.cfg["options"] or {})
+        return dict(self.cfg.options)
 
     def binary(self) -> Path:
-        return resolve_binary(self.pin or self.name, self.cfg.get("binary"))
+        return resolve_binary(self.pin or self.name, self.cfg.binary)
 
     def hook_command(self, mode: str, ctx: SessionContext) -> str:
         """The shell command a harness runs as its pre-/post-tool hook."""
@@ -63,7 +63,7 @@ class RealHarness(Harness):
         node = shutil.which("node")
         if node:
             paths.append(Path(node).resolve().parent.parent)
-        if self.cfg.get("binary"):
+        if self.cfg.binary:
             paths.append(self.binary().parent)
         return [p for p in paths if p.exists()]
 

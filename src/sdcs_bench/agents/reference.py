@@ -9,6 +9,7 @@ from pathlib import Path
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.agents.base import Harness, Invocation, SessionContext
 from sdcs_bench.agents.stochastic import dropped
+from sdcs_bench.trial.components import AgentConfig
 from sdcs_bench.trial.standards import policy_briefing
 
 POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
@@ -30,11 +31,12 @@ def fact_briefing(params: dict, prompt: str, workload) -> dict:
     }
 
 
-def policy_params(agent_cfg: dict, notes_file: str | None) -> dict:
-    """What a reference policy's process is told: its agent file's ``policy`` settings and the
-    notes file of the trial's arm. The arm is the one source of that name (a policy keeps notes only
-    where the arm put the file); the closed forms read it from the arm too (agents/expectations.py)."""
-    return {**agent_cfg.get("policy", {}), "notes_file": notes_file}
+def policy_params(agent_cfg: AgentConfig | dict, notes_file: str | None) -> dict:
+    """What a reference policy's process is told: its agent file's ``policy`` settings, as the
+    trial file states them, and the notes file of the trial's arm. The arm is the one source of that
+    name (a policy keeps notes only where the arm put the file); the closed forms read it from the
+    arm too (agents/expectations.py)."""
+    return {**(AgentConfig.of(agent_cfg).raw.get("policy") or {}), "notes_file": notes_file}
 
 
 POLICY_STATE = ".specsnap-policy"  # a gold-patch policy's conversation state, in its private HOME

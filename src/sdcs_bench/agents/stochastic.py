@@ -23,18 +23,23 @@ Binomial(n, p2 - p1); with independent draws it is the difference of two indepen
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.trial.components import Keep, Policy
 
 
-def keep_probability(policy: dict[str, Any], arm: str) -> float | None:
+def _keep(policy: Policy | Mapping[str, Any]) -> Keep | None:
+    return policy.keep if isinstance(policy, Policy) else Keep.from_dict(policy.get("keep"))
+
+
+def keep_probability(policy: Policy | Mapping[str, Any], arm: str) -> float | None:
     """The policy's ``p`` under ``arm`` (None: a deterministic policy)."""
-    keep = policy.get("keep")
-    if not keep:
+    keep = _keep(policy)
+    if keep is None:
         return None
-    p = float((keep.get("by_arm") or {}).get(arm, keep.get("probability", 1.0)))
+    p = keep.probability_for(arm)
     if not 0 <= p <= 1:
         raise SpecSnapError(f"policy.keep: probability {p} for arm {arm!r} is not between 0 and 1")
     return p
@@ -51,14 +56,15 @@ def draw(seed: int, requirement: str, arm: str | None = None) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def _draws(policy: dict[str, Any]) -> str:
-    draws = (policy.get("keep") or {}).get("draws", "paired")
+def _draws(policy: Policy | Mapping[str, Any]) -> str:
+    keep = _keep(policy)
+    draws = keep.draws if keep is not None else "paired"
     if draws not in DRAWS:
         raise SpecSnapError(f"policy.keep.draws: {draws!r} is not one of {', '.join(DRAWS)}")
     return draws
 
 
-def dropped(policy: dict[str, Any], arm: str, seed: int, requirements: Iterable[str]) -> frozenset[str]:
+def dropped(policy: Policy | Mapping[str, Any], arm: str, seed: int, requirements: Iterable[str]) -> frozenset[str]:
     """The requirements the policy does not keep in the trial of ``seed`` under ``arm``."""
     p = keep_probability(policy, arm)
     if p is None:
@@ -67,7 +73,7 @@ def dropped(policy: dict[str, Any], arm: str, seed: int, requirements: Iterable[
     return frozenset(r for r in requirements if draw(seed, r, own) >= p)
 
 
-def distribution(policy: dict[str, Any], arm: str, n: int) -> dict[str, Any] | None:
+def distribution(policy: Policy | Mapping[str, Any], arm: str, n: int) -> dict[str, Any] | None:
     """The known distribution of the number of kept requirements (the net score of a policy that
     passes every requirement it keeps)."""
     p = keep_probability(policy, arm)

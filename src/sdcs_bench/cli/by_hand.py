@@ -61,7 +61,7 @@ def _record_by_hand(card: dict, run_dir: Path, sandbox: Path, *, agent: str, mod
     from sdcs_bench.pipeline.aggregate import aggregate as run_aggregate
     from sdcs_bench.pipeline.layout import StudyLayout
     from sdcs_bench.pipeline.report import write_report
-    from sdcs_bench.trial.spec import BY_HAND_KIND
+    from sdcs_bench.trial.components import BY_HAND_KIND
 
     layout = StudyLayout(str(run_dir))
     stem = f"{card['workload']}__{card['arm']}__{agent}__{variant}__s{seed}-by-hand"

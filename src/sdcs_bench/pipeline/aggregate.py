@@ -102,9 +102,8 @@ def stochastic_truths(study: StudyLayout, cells: list[dict[str, str]]
         if key in truths or cell.get("reference") != "true":
             continue
         spec = TrialSpec.load(Path(study.trial_file(cell["trial"])))
-        policy = spec.agent.get("policy") or {}
-        if policy.get("keep") and spec.successor is None:
-            truths[key] = (policy, [r.id for r in spec.workload.requirements])
+        if spec.agent.policy.keep is not None and spec.successor is None:
+            truths[key] = (spec.agent.policy, [r.id for r in spec.workload.requirements])
     return truths
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 from sdcs_bench.pipeline import stats
 from sdcs_bench.pipeline.labels import handoff_label, source_label
 from sdcs_bench.pipeline.rows import HANDOFF_MEANS, LIST_PRICE_COLUMN, RESUME_MEANS, STANDARDS_MEANS
-from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.trial.components import REFERENCE_KIND, REPLAY_KIND
 
 
 GROUP = ["workload", "arm", "agent", "agent_kind", "variant", "continuation"]

@@ -33,6 +33,7 @@ import pandas as pd
 
 from sdcs_bench.agents.stochastic import dropped, keep_probability
 from sdcs_bench.pipeline import stats
+from sdcs_bench.trial.components import Policy
 
 SIMULATED_STUDIES = 2000  # per row: the predicted power's own Monte-Carlo sd is at most 0.011
 FIRST_SEED = 10**9  # the simulated studies' seeds: far from any a study runs
@@ -92,7 +93,7 @@ class TruthCheck:
 
 @dataclass(frozen=True)
 class _Row:
-    policy: Mapping[str, Any]
+    policy: Policy | Mapping[str, Any]
     baseline: str
     compared: str
     requirements: tuple[str, ...]
@@ -112,7 +113,8 @@ def simulate(rows: Sequence[_Row], settings: stats.Settings, studies: int = SIMU
     kept: dict[tuple, np.ndarray] = {}  # (policy, arm, requirements, pairs) -> studies x pairs
 
     def draws(row: _Row, arm: str) -> np.ndarray:
-        key = (repr(sorted(row.policy.items())), arm, row.requirements, row.pairs)
+        key = (repr(sorted(row.policy.items()) if isinstance(row.policy, Mapping) else row.policy), arm,
+               row.requirements, row.pairs)
         if key not in kept:
             seeds = (FIRST_SEED + np.arange(studies)[:, None] * longest + np.arange(row.pairs)[None, :]).ravel()
             kept[key] = _kept(row.policy, arm, seeds.tolist(), row.requirements).reshape(studies, row.pairs)

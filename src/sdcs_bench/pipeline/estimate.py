@@ -38,7 +38,7 @@ from sdcs_bench.core.prices import KINDS, PER, Price, PriceTable, add
 from sdcs_bench.pipeline.leaderboard import published
 from sdcs_bench.pipeline.plan.planner import make_plan
 from sdcs_bench.pipeline.plan.settings import read_prices
-from sdcs_bench.trial.spec import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND, agent_kind
+from sdcs_bench.trial.components import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND, AgentConfig
 from sdcs_bench.trial.workload import load_workload
 
 COMPONENTS = (*KINDS, "reasoning")
@@ -195,12 +195,12 @@ def estimate(study: str, overrides: list[str] | None = None, pilot_dir: Path | N
     for trial in plan.trials:
         sessions = [s for s in trial["stages"] if s.startswith("session_")]
         wid = trial["workload"]["id"]
-        runs: dict[str, tuple[dict[str, Any], int]] = {}  # agent -> (its config, its sessions in this trial)
+        runs: dict[str, tuple[AgentConfig, int]] = {}  # agent -> (its config, its sessions in this trial)
         for index, _stage in enumerate(sessions, start=1):
-            agent = trial["successor"] if index > 1 and trial.get("successor") else trial["agent"]
-            runs[agent["name"]] = (agent, runs.get(agent["name"], (agent, 0))[1] + 1)
+            agent = AgentConfig.of(trial["successor"] if index > 1 and trial.get("successor") else trial["agent"])
+            runs[agent.name] = (agent, runs.get(agent.name, (agent, 0))[1] + 1)
         for name, (agent, count) in runs.items():
-            est = by_agent.setdefault(name, AgentEstimate(name, str(agent.get("model")), agent_kind(agent)))
+            est = by_agent.setdefault(name, AgentEstimate(name, str(agent.model), agent.kind))
             est.trials += name == trial["agent"]["name"]  # (a handoff's successor: its sessions, not its trials)
             est.sessions += count
             if not est.pays:

@@ -23,6 +23,7 @@ from sdcs_bench.core.paths import project_root
 from sdcs_bench.sandbox.base import runtime_roots
 from sdcs_bench.sandbox.images import SYSTEM_DIRS, Carried, split_name
 from sdcs_bench.sandbox.limits import Limits
+from sdcs_bench.trial.components import AgentConfig
 
 # The families SpecSnap can generate, and what names a member of each.
 FAMILIES = {"env": "workload", "harness": "harness"}
@@ -86,7 +87,7 @@ def carried(name: str, results: Path | str = "results") -> Carried | None:
     return _env(member, Path(results)) if family == "env" else _harness(member)
 
 
-def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: dict[str, Any],
+def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: AgentConfig,
                      workload: Any) -> dict[str, Any]:
     """A trial's sandbox: its backend and, for docker, the images its sessions and its scoring run
     in, with the records their build_image jobs write (the stages take them as input; checked
@@ -109,10 +110,10 @@ def sandbox_settings(backend: str, cfg: dict[str, Any], results: Path, agent: di
     # the parent image then runs with the host's copy mounted, as a named image does.)
     env = (f"env-{workload.id}" if workload.is_real_repo and "env" in family_names()
            and carriable(CacheLayout(str(results)).root) else None)
-    harness = agent.get("harness") if agent.get("harness") in pins() and carriable(harness_home()) else None
+    harness = agent.harness if agent.harness in pins() and carriable(harness_home()) else None
     if image == "auto":
         session = (f"harness-{harness}" if harness and "harness" in family_names()
-                   else env or ("harnesses" if agent.get("harness") in pins() else "base"))
+                   else env or ("harnesses" if agent.harness in pins() else "base"))
         score = env or "base"
     else:
         session = score = image

@@ -6,7 +6,7 @@ without importing each other (``aggregate`` writes the plots; the plots read the
 
 from __future__ import annotations
 
-from sdcs_bench.trial.spec import BY_HAND_KIND, REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.trial.components import BY_HAND_KIND, REFERENCE_KIND, REPLAY_KIND
 
 REFERENCE_NOTICE = (
     "Rows of kind 'reference policy' come from SpecSnap's built-in policies, which call no model: "

@@ -331,7 +331,7 @@ def print_table(study_dir: Path, console: Any = None) -> None:
 
 def _notice_applies(notice: str, board: dict[str, Any]) -> bool:
     from sdcs_bench.pipeline.labels import REPLAY_NOTICE
-    from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
+    from sdcs_bench.trial.components import REFERENCE_KIND, REPLAY_KIND
 
     kind = REPLAY_KIND if notice == REPLAY_NOTICE else REFERENCE_KIND
     return any(row["agent_kind"] == kind for row in board["rows"])

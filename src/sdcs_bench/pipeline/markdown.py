@@ -13,7 +13,7 @@ from sdcs_bench.pipeline.board import interval_texts
 from sdcs_bench.pipeline.checks import TruthCheck
 from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE
 from sdcs_bench.pipeline.rows import LIST_PRICE_COLUMN
-from sdcs_bench.trial.spec import REFERENCE_KIND, REPLAY_KIND
+from sdcs_bench.trial.components import REFERENCE_KIND, REPLAY_KIND
 
 
 # The warnings at the top of leaderboard.md: (column counting the trials, head, what it means).

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from sdcs_bench.pipeline import stats
-from sdcs_bench.trial.spec import REFERENCE_KIND
+from sdcs_bench.trial.components import REFERENCE_KIND
 
 
 # Paired differences (docs/statistics.md): each axis's rows against its baseline, over trials that

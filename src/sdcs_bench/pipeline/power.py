@@ -34,7 +34,7 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.prices import add
 from sdcs_bench.pipeline import stats
 from sdcs_bench.pipeline.paired import matched_pairs
-from sdcs_bench.trial.spec import REFERENCE_KIND
+from sdcs_bench.trial.components import REFERENCE_KIND
 
 METRICS = ("net", "full_marks")
 SHOWN_N = (6, 10, 20, 50, 100, 200, 400)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.pipeline.stats import LEVEL, MIN_INTERVAL_N, PUBLISHED_DISAGREEMENT, counted, wilson
-from sdcs_bench.trial.spec import REFERENCE_KIND
+from sdcs_bench.trial.components import REFERENCE_KIND
 
 SEED_PART = re.compile(r"__s\d+(?=__|$)")
 

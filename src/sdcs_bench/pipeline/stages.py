@@ -227,7 +227,7 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     atomic_write(stage_dir / CLEAVE_DIFF, record["cleave"].get("diff", "") if record["cleave"].get("fired") else "")
     (stage_dir / LEDGER).touch()
     coherence = analyse_session(
-        harness=str(trial.agent_for(index)["harness"]), stage_dir=stage_dir, run_id=f"{trial.trial_id}/session_{index}",
+        harness=trial.agent_for(index).harness, stage_dir=stage_dir, run_id=f"{trial.trial_id}/session_{index}",
         workdir=trial.sandbox_dir.resolve(), before=before, after=workspace_state(trial.sandbox_dir), facts=facts,
         agent_written=_carried(prev_stage, "agent_written"), status=record["status"],
         import_roots=(trial.workload.import_root,), files_seen=_carried(prev_stage, "files_seen"),
@@ -301,16 +301,16 @@ def run_inject_stage(trial: TrialSpec, prev_stage: Path, stage_dir: Path) -> dic
     from sdcs_bench.sandbox.withhold import withhold
 
     if trial.injection is None:
-        raise SpecSnapError(f"trial {trial.trial_id}: its variant {trial.variant['name']!r} injects nothing "
+        raise SpecSnapError(f"trial {trial.trial_id}: its variant {trial.variant.name!r} injects nothing "
                             "between sessions")
     started = time.time()
     _begin(stage_dir)
     restore_snapshot(prev_stage, trial.sandbox_dir, caps=snapshot_caps(trial))
-    if trial.injection.get("withhold"):
-        spec = trial.injection["withhold"]
+    if trial.injection.withhold:
+        spec = trial.injection.withhold
         record = withhold(trial.workload, trial.sandbox_dir, int(spec["k"]), str(spec["mode"]))
     else:
-        record = inject(trial.workload, trial.sandbox_dir, trial.injection["poison"])
+        record = inject(trial.workload, trial.sandbox_dir, trial.injection.poison)
     write_snapshot(trial.sandbox_dir, stage_dir, caps=snapshot_caps(trial))
     _clear_live(trial)
     return _finish(stage_dir, "inject", trial, started, _predecessor(prev_stage), injection=record,
@@ -360,7 +360,7 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     elif cont.mode == "summary":
         prompt = _summary_prompt(trial)
         transcript = transcript_text(_session_trace(previous), int(prompt["transcript_tokens"]))
-        if agent.get("reference"):
+        if agent.reference:
             context, cost = policy_summary(trial.workload, [e.to_dict() for e in read_events(previous / EVENTS)],
                                            transcript)
         else:
@@ -378,7 +378,7 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
         record["summary"] = {**cost, "prompt_version": prompt["version"], "text_tokens": count_tokens(context)}
     else:  # resume, compact: the harness's own state, as the previous session left it
         files = read_state(previous / CARRY)
-        if cont.mode == "compact" and agent.get("reference"):
+        if cont.mode == "compact" and agent.reference:
             compacted = {}
             for rel, data in files.items():
                 compacted[rel], record["compaction"] = compact_state(trial.workload, data)

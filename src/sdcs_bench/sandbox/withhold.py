@@ -23,6 +23,7 @@ from typing import Any
 
 from sdcs_bench.core import safefs
 from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.trial.components import VariantConfig
 from sdcs_bench.trial.workload_model import Workload
 from sdcs_bench.trial.workload_registry import registered_workloads
 
@@ -43,15 +44,9 @@ def withholding_workloads() -> list[str]:
     return sorted(found)
 
 
-def variant_withholding(variant: dict[str, Any]) -> tuple[dict[str, Any], int | None] | None:
-    """``(spec, after_session)`` of a variant that withholds facts: ``after_session`` None means
-    before session 1 (at the scaffold); None when the variant withholds nothing."""
-    if variant.get("withhold"):
-        return variant["withhold"], None
-    inject = variant.get("inject") or {}
-    if inject.get("withhold"):
-        return inject["withhold"], int(inject.get("after_session", 1))
-    return None
+def variant_withholding(variant: VariantConfig | dict[str, Any]) -> tuple[dict[str, Any], int | None] | None:
+    """:attr:`VariantConfig.withholding` of a variant, typed or as a mapping."""
+    return VariantConfig.of(variant).withholding
 
 
 def check_spec(workload: Workload, spec: Any, variant_name: str) -> tuple[int, str]:

@@ -17,6 +17,7 @@ from typing import Any
 from sdcs_bench.agents.credentials import api_key, new_session_token, proxy_mode
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.tokens import TokenUsage
+from sdcs_bench.trial.components import AgentConfig
 from sdcs_bench.proxy import INFRA_STATUSES, ModelProxy
 from sdcs_bench.session.budget import Budget
 from sdcs_bench.session.redact import redact_record
@@ -51,7 +52,7 @@ def _answer(provider: str, data: dict[str, Any]) -> str:
     return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
 
 
-def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, stage_dir: Path, key: str,
+def model_summary(agent_cfg: AgentConfig | dict[str, Any], *, system: str, transcript: str, stage_dir: Path, key: str,
                   timeout_s: float = 600.0, budget: Budget | None = None) -> tuple[str, dict[str, Any]]:
     """Ask the agent's model for the summary; its text and the call's record (tokens from the
     proxy's ledger, ``stage_dir/ledger.jsonl``). ``key`` names the replay script's entries
@@ -60,7 +61,8 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
 
     from sdcs_bench.proxy import ReplayScript
 
-    provider, model = str(agent_cfg.get("provider")), str(agent_cfg.get("model") or "")
+    agent_cfg = AgentConfig.of(agent_cfg)
+    provider, model = agent_cfg.provider, str(agent_cfg.model or "")
     mode = proxy_mode(agent_cfg)
     ledger = Path(stage_dir) / "ledger.jsonl"
     secret = api_key(agent_cfg)  # (replay: a dummy; forward: from the environment, never written)
@@ -71,16 +73,16 @@ def model_summary(agent_cfg: dict[str, Any], *, system: str, transcript: str, st
     if budget is not None and budget.active:
         guard["refusal"] = budget.refusal
     if mode == "replay":
-        data = agent_cfg.get("replay_script_data")
-        script = (ReplayScript.from_data(data, Path(str(agent_cfg.get("replay_script"))))
+        data = agent_cfg.replay_script_data
+        script = (ReplayScript.from_data(data, Path(str(agent_cfg.replay_script)))
                   if data is not None else None)
         if script is None or (key not in script.sessions and "*" not in script.sessions):
-            raise SpecSnapError(f"agent {agent_cfg.get('name')!r}: its replay script has no entries {key!r} for the "
+            raise SpecSnapError(f"agent {agent_cfg.name!r}: its replay script has no entries {key!r} for the "
                                 "summary continuation's model call")
         proxy = ModelProxy(mode="replay", model=model or script.model, script=script.for_session(key, {}), ledger=ledger,
                            **guard)
     else:
-        upstreams = {provider: str(agent_cfg["endpoint"])} if agent_cfg.get("endpoint") else None
+        upstreams = {provider: str(agent_cfg.endpoint)} if agent_cfg.endpoint else None
         proxy = ModelProxy(mode="forward", upstreams=upstreams, ledger=ledger, credential=secret, **guard)
     with proxy:
         try:

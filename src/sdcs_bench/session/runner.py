@@ -17,6 +17,7 @@ from typing import Any
 from sdcs_bench.agents import SessionContext, make_harness
 from sdcs_bench.agents.credentials import api_key, new_session_token, proxy_mode, secret_values
 from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.components import AgentConfig
 from sdcs_bench.session.cleave import CleaveController
 from sdcs_bench.session.integrity import known_commits, qualifying_state, session_integrity
 from sdcs_bench.sandbox.guard import exempt_patterns
@@ -49,7 +50,7 @@ def run_session(
     session: SessionSpec,
     workload: Workload,
     arm: Arm,
-    agent_cfg: dict[str, Any],
+    agent_cfg: AgentConfig | dict[str, Any],
     workdir: Path,
     stage_dir: Path,
     backend: Backend,
@@ -72,6 +73,7 @@ def run_session(
     session's conversation needs is written (exactly the files the harness names) when it ends."""
     workdir = workdir.resolve()
     stage_dir.mkdir(parents=True, exist_ok=True)
+    agent_cfg = AgentConfig.of(agent_cfg)
     harness = make_harness(agent_cfg)
     key = api_key(agent_cfg) if harness.needs_model else None  # a missing key fails here, before anything ran
     # The harness never holds the key: a stand-in token of this session's, which its proxy alone
@@ -112,13 +114,13 @@ def run_session(
     return record
 
 
-def _replay_script(agent_cfg: dict[str, Any]) -> ReplayScript:
+def _replay_script(agent: AgentConfig) -> ReplayScript:
     """The agent's replay script: the content a trial file carries, else the file it names."""
-    rel = agent_cfg.get("replay_script")
+    rel = agent.replay_script
     if not rel:
-        raise SpecSnapError(f"agent {agent_cfg.get('name')!r} runs in replay mode but names no replay_script")
-    if agent_cfg.get("replay_script_data") is not None:
-        return ReplayScript.from_data(agent_cfg["replay_script_data"], Path(rel))
+        raise SpecSnapError(f"agent {agent.name!r} runs in replay mode but names no replay_script")
+    if agent.replay_script_data is not None:
+        return ReplayScript.from_data(agent.replay_script_data, Path(rel))
     path = Path(rel) if Path(rel).is_absolute() else project_root() / rel
     return ReplayScript.load(path)
 
@@ -135,13 +137,13 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
     refusal = (lambda: controller.refusal() or budget.refusal()) if budgeted else controller.refusal
     common = {"ledger": ctx.stage_dir / "ledger.jsonl", "refusal": refusal, "dump_dir": dump,
               "on_answered": lambda tokens, seq, at: controller.count_call(tokens, seq=seq, at=at),
-              "provider": str(cfg["provider"]), "session_token": ctx.api_key,
+              "provider": cfg.provider, "session_token": ctx.api_key,
               "max_body_bytes": limits.request_body, "max_requests_per_minute": limits.requests_per_minute}
     if script is not None:
-        proxy = ModelProxy(mode="replay", model=str(cfg.get("model") or script.model),
+        proxy = ModelProxy(mode="replay", model=str(cfg.model or script.model),
                            script=script.for_session(ctx.index, {"workdir": str(ctx.workdir)}), **common)
     else:
-        upstreams = {str(cfg["provider"]): str(cfg["endpoint"])} if cfg.get("endpoint") else None
+        upstreams = {cfg.provider: str(cfg.endpoint)} if cfg.endpoint else None
         proxy = ModelProxy(mode="forward", upstreams=upstreams, credential=credential, **common)
     if budgeted:  # every answered call's cost goes to the run's spend ledger
         counted = proxy.on_answered
@@ -386,7 +388,7 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
         "index": ctx.index,
         "prompt_source": ctx.session.prompt_source,
         "cleave_rule": str(ctx.session.cleave),
-        "agent": harness.cfg.get("name"),
+        "agent": harness.cfg.name,
         "harness": harness.name,
         "reference_policy": harness.is_reference,
         "status": _status(cleave["fired"], ended),

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sdcs_bench.core.errors import unknown
+from sdcs_bench.trial.components import VariantConfig
 from sdcs_bench.trial.workload_model import NEUTRAL_PROMPT, CleaveRule, SessionSpec, Workload
 
 TRANSFORMS = ("as_workload", "single_session")
 
 
-def effective_schedule(workload: Workload, variant: dict[str, Any]) -> tuple[SessionSpec, ...]:
-    kind = variant.get("schedule", "as_workload")
+def effective_schedule(workload: Workload, variant: VariantConfig | Mapping[str, Any]) -> tuple[SessionSpec, ...]:
+    variant = VariantConfig.of(variant)
+    kind = variant.schedule
     if kind not in TRANSFORMS:
-        raise unknown(f"schedule transform of variant {variant.get('name')!r}:", str(kind), TRANSFORMS)
+        raise unknown(f"schedule transform of variant {variant.name!r}:", str(kind), TRANSFORMS)
     sessions = workload.schedule
     if kind == "single_session":
         # The control: everything the schedule would tell the agent, in one session, never cleaved.
@@ -22,7 +25,7 @@ def effective_schedule(workload: Workload, variant: dict[str, Any]) -> tuple[Ses
         prompts = [text for text, _ in own if text]
         sources = [src for text, src in own if text]
         sessions = (SessionSpec("S1", "\n\n".join(prompts), " + ".join(sources), CleaveRule("none")),)
-    override = variant.get("cleave")
+    override = variant.cleave
     if override:
         rule = CleaveRule.parse(override)
         sessions = tuple(

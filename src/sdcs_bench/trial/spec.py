@@ -20,31 +20,11 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root, study_work_root
 from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.components import REFERENCE_KIND, AgentConfig, Injection, VariantConfig
 from sdcs_bench.trial.continuation import Continuation
 from sdcs_bench.trial.repo import source_tree
 from sdcs_bench.trial.workload import load_workload_dir
 from sdcs_bench.trial.workload_model import CleaveRule, SessionSpec, Workload
-
-REFERENCE_KIND = "reference policy"
-REPLAY_KIND = "replay (scripted, no model)"
-BY_HAND_KIND = "by hand"  # a person ran the agent and scored the sandbox (evaluate-sandbox --run)
-MODEL_KIND = "model"
-
-
-def agent_kind(agent: dict[str, Any]) -> str:
-    """How an agent's rows are labelled everywhere they appear: only a real harness calling a real
-    model (proxy ``forward``) produces model results."""
-    if agent.get("reference"):
-        return REFERENCE_KIND
-    if agent.get("proxy") == "replay":
-        return REPLAY_KIND
-    return MODEL_KIND
-
-
-def api_provider(agent: dict[str, Any]) -> str:
-    """The provider whose API a session of this agent calls ("none": reference policies, replays)."""
-    return str(agent["provider"]) if agent_kind(agent) == MODEL_KIND else "none"
-
 
 @dataclass(frozen=True)
 class SessionSettings:
@@ -62,8 +42,8 @@ class TrialSpec:
     workload_dir: str  # relative to the project root (or absolute)
     workload_fingerprint: str
     arm_config: dict[str, Any]
-    agent: dict[str, Any]
-    variant: dict[str, Any]
+    agent: AgentConfig
+    variant: VariantConfig
     seed: int
     schedule: tuple[SessionSpec, ...]
     stages: tuple[str, ...]
@@ -74,7 +54,7 @@ class TrialSpec:
     scoring_sentinels: dict[str, Any]
     work_dir: Path
     raw: dict[str, Any] = field(repr=False, compare=False)
-    successor: dict[str, Any] | None = None  # a handoff: the agent of every session after the first
+    successor: AgentConfig | None = None  # a handoff: the agent of every session after the first
     continuation: Continuation = Continuation()  # how every session after the first continues
     file: Path | None = field(default=None, compare=False)  # the trial file it was read from
 
@@ -106,8 +86,8 @@ class TrialSpec:
                 workload_dir=data["workload"]["dir"],
                 workload_fingerprint=data["workload"]["fingerprint"],
                 arm_config=data["arm"],
-                agent=data["agent"],
-                variant=data["variant"],
+                agent=AgentConfig.from_dict(data["agent"]),
+                variant=VariantConfig.from_dict(data["variant"]),
                 seed=int(data["seed"]),
                 schedule=tuple(
                     SessionSpec(s["session"], s["prompt"], s["prompt_source"], CleaveRule.parse(s["cleave"]))
@@ -123,7 +103,7 @@ class TrialSpec:
                 scoring_sentinels=dict(data["scoring"]["sentinels"]),
                 work_dir=study_work_root(study_dir) / data["trial_id"],
                 raw=data,
-                successor=data.get("successor"),
+                successor=AgentConfig.from_dict(data["successor"]) if data.get("successor") else None,
                 continuation=Continuation.from_trial(data.get("continuation")),
             )
         except (KeyError, TypeError) as exc:
@@ -159,27 +139,27 @@ class TrialSpec:
     def arm(self) -> Arm:
         return Arm.from_config(self.arm_config)
 
-    def agent_for(self, index: int) -> dict[str, Any]:
+    def agent_for(self, index: int) -> AgentConfig:
         """The agent that runs session ``index``: the successor after the first, in a handoff."""
         return self.successor if self.successor is not None and index >= 2 else self.agent
 
     @property
     def agent_name(self) -> str:
         """The trial's agent as its id, scorecard and leaderboard name it (``a.then.b``: a handoff)."""
-        return self.agent["name"] if self.successor is None else f"{self.agent['name']}.then.{self.successor['name']}"
+        return self.agent.name if self.successor is None else f"{self.agent.name}.then.{self.successor.name}"
 
     @property
     def agent_kind(self) -> str:
-        return agent_kind(self.agent)
+        return self.agent.kind
 
     @property
     def is_reference(self) -> bool:
         """Only reference policies ran (every session of the trial)."""
-        return self.agent_kind == REFERENCE_KIND and (self.successor is None or agent_kind(self.successor) == REFERENCE_KIND)
+        return self.agent_kind == REFERENCE_KIND and (self.successor is None or self.successor.kind == REFERENCE_KIND)
 
     @property
     def api(self) -> str:
-        return api_provider(self.agent)
+        return self.agent.api
 
     @property
     def sandbox_dir(self) -> Path:
@@ -197,7 +177,7 @@ class TrialSpec:
         facts = self.workload.facts
         if facts is None:
             return {}
-        spec = self.variant.get("withhold") or (self.variant.get("inject") or {}).get("withhold")
+        spec = self.variant.withheld_spec
         return {"authored": {path: list(deps) for path, deps in facts.neighbourhood},
                 "withheld": list(facts.withheld_secrets(int(spec["k"]))) if spec else []}
 
@@ -206,21 +186,21 @@ class TrialSpec:
         (SpecSnap's ``withhold_after_cleave`` twist) are still there before, so nothing counts as
         withheld for the sessions up to it (writing such a file then is not fabricating it)."""
         data = self.coherence
-        inject = self.variant.get("inject") or {}
-        if inject.get("withhold") and index <= int(inject.get("after_session", 1)) and data.get("withheld"):
+        inject = self.variant.inject
+        if inject is not None and inject.withhold and index <= inject.after_session and data.get("withheld"):
             data = {**data, "withheld": []}
         return data
 
     @property
-    def injection(self) -> dict[str, Any] | None:
+    def injection(self) -> Injection | None:
         """What the variant's ``inject`` stage does between two sessions (a poison pill, or
         withholding a coherence workload's facts), or None."""
-        return self.variant.get("inject") or None
+        return self.variant.inject
 
     @property
     def withhold_before_s1(self) -> tuple[int, str] | None:
         """``(k, mode)`` of a variant that withholds facts before session 1 (at the scaffold)."""
-        spec = self.variant.get("withhold")
+        spec = self.variant.withhold
         return (int(spec["k"]), str(spec["mode"])) if spec else None
 
     def labels(self) -> dict[str, Any]:
@@ -231,12 +211,12 @@ class TrialSpec:
             "run": self.run,
             "agent": self.agent_name,
             "agent_kind": self.agent_kind,
-            "harness": self.agent["harness"],
-            "model": self.agent.get("model"),
-            **({"successor": {"name": self.successor["name"], "agent_kind": agent_kind(self.successor),
-                              "harness": self.successor["harness"], "model": self.successor.get("model")}}
+            "harness": self.agent.harness,
+            "model": self.agent.model,
+            **({"successor": {"name": self.successor.name, "agent_kind": self.successor.kind,
+                              "harness": self.successor.harness, "model": self.successor.model}}
                if self.successor is not None else {}),
-            "variant": self.variant["name"],
+            "variant": self.variant.name,
             "continuation": str(self.continuation),
             "seed": self.seed,
         }

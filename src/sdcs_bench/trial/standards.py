@@ -35,6 +35,7 @@ from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError, unknown
 from sdcs_bench.trial import policy_rules
+from sdcs_bench.trial.components import VariantConfig
 
 FORMS = ("better", "worse")
 AXES = ("conflicts", "polarity", "standard")
@@ -375,11 +376,12 @@ def load_standards(path: Path) -> StandardsSpec:
     return spec
 
 
-def layout_for(workload, variant: dict[str, Any] | None) -> Layout | None:
+def layout_for(workload, variant: VariantConfig | dict[str, Any] | None) -> Layout | None:
     """The standards layout of a trial: ``None`` for a workload of another family (whose variant must
     then set no ``standards:``). Checked when the study is planned, before any work."""
-    settings = (variant or {}).get("standards")
-    name = (variant or {}).get("name", "none")
+    variant = VariantConfig.of(variant) if variant is not None else None
+    settings = variant.standards if variant is not None else None
+    name = variant.name if variant is not None else "none"
     spec = getattr(workload, "standards", None)
     if spec is None:
         if settings:

@@ -15,6 +15,7 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.trial import config
+from sdcs_bench.trial.components import AgentConfig, VariantConfig
 from sdcs_bench.trial.continuation import Continuation
 from sdcs_bench.trial.workload_model import CleaveRule
 
@@ -39,13 +40,13 @@ class Capabilities:
     workloads: str = "any"
 
     @classmethod
-    def of(cls, agent_cfg: dict[str, Any]) -> Capabilities:
-        name = agent_cfg.get("name")
-        block = agent_cfg.get(CAPABILITIES)
-        where = f"agent {name!r} (conf/agent/{name}.yaml {CAPABILITIES}:)"
+    def of(cls, agent_cfg: AgentConfig | dict[str, Any]) -> Capabilities:
+        agent = AgentConfig.of(agent_cfg)
+        block = agent.raw.get(CAPABILITIES)  # (planning reads it from the agent's file; a trial does not carry it)
+        where = f"agent {agent.name!r} (conf/agent/{agent.name}.yaml {CAPABILITIES}:)"
         keys = ("meters", "runs_alone", "workloads")
         if block is None:
-            if agent_cfg.get("reference"):
+            if agent.reference:
                 raise SpecSnapError(f"{where}: a reference policy declares what it can be planned into: "
                                     f"{', '.join(keys)}")
             return cls()
@@ -59,35 +60,37 @@ class Capabilities:
         return cls(block["meters"], block["runs_alone"], block["workloads"])
 
 
-def trial_agent(agent_cfg: dict[str, Any]) -> dict[str, Any]:
+def trial_agent(agent: AgentConfig) -> dict[str, Any]:
     """The agent as a trial carries it: everything but its capabilities, which only planning reads."""
-    return {k: v for k, v in agent_cfg.items() if k != CAPABILITIES} if CAPABILITIES in agent_cfg else agent_cfg
+    raw = agent.to_dict()
+    return {k: v for k, v in raw.items() if k != CAPABILITIES} if CAPABILITIES in raw else raw
 
 
-def check_handoff(first: dict[str, Any], second: dict[str, Any], workload) -> None:
+def check_handoff(first: AgentConfig | dict[str, Any], second: AgentConfig | dict[str, Any], workload) -> None:
     """A handoff runs with any pair of agents but the policies that run a whole trial alone."""
-    for cfg in (first, second):
+    for cfg in (AgentConfig.of(first), AgentConfig.of(second)):
         if Capabilities.of(cfg).runs_alone:
-            raise SpecSnapError(f"reference policy {cfg['name']!r} runs a whole trial alone; hand off between "
+            raise SpecSnapError(f"reference policy {cfg.name!r} runs a whole trial alone; hand off between "
                                 "gold-patch reference policies (ref_oracle, ref_amnesiac, ref_verbatim_notes, ...) "
                                 "or real agents")
 
 
-def check_policy_fits(workload, agent_cfg: dict[str, Any]) -> None:
+def check_policy_fits(workload, agent_cfg: AgentConfig | dict[str, Any]) -> None:
     """A policy works on the workloads whose competence it declares: the fact-driven policies on
     workloads that author facts (docs/coherence.md); the gold-patch policies elsewhere (a motif's
     gold spans three files, which a cleave would split); a real agent, or a policy that does
     nothing (``acts: false``), anywhere."""
-    fits = Capabilities.of(agent_cfg).workloads
+    agent = AgentConfig.of(agent_cfg)
+    fits = Capabilities.of(agent).workloads
     if fits == "any":
         return
     from sdcs_bench.sandbox.withhold import withholding_workloads
 
     if fits == "with_facts" and workload.facts is None:
-        raise SpecSnapError(f"reference policy {agent_cfg['name']!r} works from authored facts, which workload "
+        raise SpecSnapError(f"reference policy {agent.name!r} works from authored facts, which workload "
                             f"{workload.id} does not have", withholding_workloads())
     if fits == "without_facts" and workload.facts is not None:
-        raise SpecSnapError(f"reference policy {agent_cfg['name']!r} writes gold patches, which on workload "
+        raise SpecSnapError(f"reference policy {agent.name!r} writes gold patches, which on workload "
                             f"{workload.id} span the three files of a motif; use a fact-driven policy or ref_null",
                             [*_fact_driven_agents(), "ref_null"])
 
@@ -103,53 +106,56 @@ def _fact_driven_agents() -> list[str]:
     return out
 
 
-def check_continuation(cont: Continuation, first: dict[str, Any], second: dict[str, Any] | None,
-                       n_sessions: int = 2) -> None:
+def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
+                       second: AgentConfig | dict[str, Any] | None, n_sessions: int = 2) -> None:
     """A continuation mode every agent of the trial can do headless, before any work: one line
     naming the harness and why it cannot (its adapter declares it), or the policy that cannot; for
     a summary by a replay agent, its script's entries for each handoff's model call."""
     from sdcs_bench.agents import make_harness
 
+    first = AgentConfig.of(first)
+    second = AgentConfig.of(second) if second is not None else None
     for cfg in (first, second) if second is not None else (first,):
         if Capabilities.of(cfg).runs_alone:
-            raise SpecSnapError(f"continuation {cont} is refused for reference policy {cfg['name']!r}: it runs a whole "
+            raise SpecSnapError(f"continuation {cont} is refused for reference policy {cfg.name!r}: it runs a whole "
                                 "trial from its own state (facts found, a task queue); use a gold-patch reference "
                                 "policy or a real agent")
         why = make_harness(cfg).unsupported_continuations.get(cont.mode)
         if why:
-            raise SpecSnapError(f"continuation {cont} is refused for agent {cfg['name']!r} (harness {cfg['harness']}): "
+            raise SpecSnapError(f"continuation {cont} is refused for agent {cfg.name!r} (harness {cfg.harness}): "
                                 f"{why}")
     if cont.mode == "summary":
         for k in range(2, n_sessions + 1):
             who = second if second is not None and k > 2 else first  # (the agent of the session handed over)
-            sessions = (who.get("replay_script_data") or {}).get("sessions") or {}
-            if who.get("proxy") == "replay" and f"handoff_{k}" not in sessions and "*" not in sessions:
+            sessions = (who.replay_script_data or {}).get("sessions") or {}
+            if who.proxy == "replay" and f"handoff_{k}" not in sessions and "*" not in sessions:
                 raise SpecSnapError(f"continuation summary needs the model call of handoff_{k}, which the replay script "
-                                    f"of agent {who['name']!r} ({who.get('replay_script')}) does not script: add "
+                                    f"of agent {who.name!r} ({who.replay_script}) does not script: add "
                                     f"entries under sessions: handoff_{k}")
-    if cont.carries_state and second is not None and second["harness"] != first["harness"]:
+    if cont.carries_state and second is not None and second.harness != first.harness:
         raise SpecSnapError(f"continuation {cont} resumes the first agent's own conversation, which "
-                            f"{second['name']!r} (harness {second['harness']}) cannot: hand off with trace:<budget> "
+                            f"{second.name!r} (harness {second.harness}) cannot: hand off with trace:<budget> "
                             "or summary")
 
 
-def check_policy_meters(agent_cfg: dict[str, Any], variant_cfg: dict[str, Any], schedule: list[CleaveRule]) -> None:
+def check_policy_meters(agent_cfg: AgentConfig | dict[str, Any], variant_cfg: VariantConfig | dict[str, Any],
+                        schedule: list[CleaveRule]) -> None:
     """A token or turn cut rule counts model calls; a reference policy stands in with its meter,
     which only the policies that declare one keep (the gold-patch policies, docs/protocol.md#cut-points):
     the fact-driven and the standards policies refuse such a rule here, before any work."""
     rules = sorted({str(rule) for rule in schedule if rule.metered})
     if rules and not Capabilities.of(agent_cfg).meters:
-        raise SpecSnapError(f"variant {variant_cfg.get('name')!r} cuts by {', '.join(rules)}, which reference policy "
-                            f"{agent_cfg['name']!r} does not meter; use an edit rule (nth_py_edit:N) with it, or a "
+        raise SpecSnapError(f"variant {VariantConfig.of(variant_cfg).name!r} cuts by {', '.join(rules)}, which reference "
+                            f"policy {AgentConfig.of(agent_cfg).name!r} does not meter; use an edit rule (nth_py_edit:N) with it, or a "
                             "gold-patch reference policy or a real agent")
 
 
-def check_agent_ready(agent_cfg: dict[str, Any], key: bool = True) -> dict[str, Any]:
+def check_agent_ready(agent_cfg: dict[str, Any], key: bool = True) -> AgentConfig:
     """Everything a real agent needs, checked before any work starts: a known harness, its binary
     installed, its replay script valid (replay mode) or its API key in the environment (forward).
     Returns the agent ready to run: a replay script's content embedded, so no stage reads
-    ``conf/`` (:func:`trial_agent` is what a trial carries of it). ``key=False``: the key is not
-    asked for (a plan that runs nothing: an estimate)."""
+    ``conf/`` (:func:`trial_agent` is what a trial carries of it): its typed model, built once.
+    ``key=False``: the key is not asked for (a plan that runs nothing: an estimate)."""
     from sdcs_bench.agents import make_harness
     from sdcs_bench.agents.credentials import api_key, proxy_mode
     from sdcs_bench.agents.real import RealHarness
@@ -157,7 +163,7 @@ def check_agent_ready(agent_cfg: dict[str, Any], key: bool = True) -> dict[str, 
 
     harness = make_harness(agent_cfg)
     if not harness.needs_model:
-        return agent_cfg
+        return harness.cfg
     if proxy_mode(agent_cfg) == "replay":
         rel = agent_cfg.get("replay_script")
         if not rel:
@@ -171,14 +177,14 @@ def check_agent_ready(agent_cfg: dict[str, Any], key: bool = True) -> dict[str, 
         api_key(agent_cfg)
     if isinstance(harness, RealHarness) and harness.pin is not None:
         harness.binary()
-    return agent_cfg
+    return AgentConfig.of(agent_cfg)
 
 
 def check_unconfined(backend: str, cfg: dict[str, Any], agents: Any) -> None:
     """The ``local`` backend runs an agent unconfined on the host (it reads what the user can read,
     reaches the host's network): with a real agent (not a reference policy) only when the user says
     so (``sandbox.allow_unconfined=true``), and then said once, before any work."""
-    real = sorted(a["name"] for a in agents if not a.get("reference"))
+    real = sorted(a.name for a in agents if not a.reference)
     if backend != "local" or not real:
         return
     if not cfg.get("allow_unconfined"):

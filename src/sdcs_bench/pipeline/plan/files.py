@@ -22,7 +22,7 @@ from sdcs_bench.pipeline.plan.overrides import override_key
 from sdcs_bench.proxy.server import DEFAULT_UPSTREAMS
 from sdcs_bench.sandbox.environment import RECORD as ENV_RECORD
 from sdcs_bench.sandbox.source import RECORD as SOURCE_RECORD
-from sdcs_bench.trial.spec import api_provider
+from sdcs_bench.trial.components import api_provider
 
 CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "reference", "provider", "api", "stages",
                 "session_runtime_min", "score_runtime_min", "config", "source", "environment", "image",

@@ -36,6 +36,7 @@ from sdcs_bench.sandbox import resolve_backend_name
 from sdcs_bench.sandbox.limits import Limits
 from sdcs_bench.trial import config
 from sdcs_bench.trial.arms import Arm
+from sdcs_bench.trial.components import AgentConfig, StudyConfig, VariantConfig
 from sdcs_bench.trial.continuation import Continuation, handoff_stage
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import layout_for
@@ -54,7 +55,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     study_dir = Path(results) / run
     grid_overrides, hydra_overrides = split_overrides(list(overrides))
     cfg = _compose(study, hydra_overrides)
-    grid = study_grid(cfg["study"]["grid"], grid_overrides)
+    grid = study_grid(StudyConfig.from_dict(cfg["study"]).grid, grid_overrides)
     config.prefetch((axis, name) for axis in ("agent", "arm", "variant") for name in grid[axis])
     backend = resolve_backend_name(cfg["sandbox"]["backend"])
     Limits.from_config(cfg["sandbox"].get("limits"))  # a bad limit is one line, before any work
@@ -115,9 +116,9 @@ class _Memo:
     (``kind`` and its key) is still to be done."""
 
     def __init__(self, study: str, run: str, results: Path, cfg: dict[str, Any], backend: str,
-                 agents: dict[str, dict[str, Any]], progress: Callable[..., None] | None) -> None:
+                 agents: dict[str, AgentConfig], progress: Callable[..., None] | None) -> None:
         self.study, self.run, self.results, self.cfg, self.backend = study, run, results, cfg, backend
-        self.agents = agents  # ready to run, as composed: what the checks read
+        self.agents = agents  # ready to run, typed (built once): what the checks read
         self.records = {name: trial_agent(cfg) for name, cfg in agents.items()}  # what a trial carries
         self.progress = progress
         self.workloads: dict[str, tuple[Any, dict[str, Any]]] = {}
@@ -159,9 +160,10 @@ class _Memo:
             self.arm_cfgs[name, workload.id] = self.arms[name].for_workload(workload.id, workload.root).to_config()
         return self.arm_cfgs[name, workload.id]
 
-    def variant(self, name: str) -> dict[str, Any]:
+    def variant(self, name: str) -> VariantConfig:
+        """The variant, typed (built once); a trial carries its mapping (``raw``)."""
         if name not in self.variants:
-            self.variants[name] = config.entity("variant", name)
+            self.variants[name] = VariantConfig.from_dict(config.entity("variant", name))
         return self.variants[name]
 
     def schedule(self, wid: str, variant: str, cont: Continuation) -> tuple[list[dict[str, str]], list[str], list[Any]]:
@@ -211,7 +213,7 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any]:
     first = memo.agents[cell.agent]
     second = memo.agents[cell.successor] if cell.successor != SAME else None
     schedule_cfg, stages, rules = memo.schedule(wid, cell.variant, cont)
-    if not cont.is_reset and (variant_cfg.get("inject") or {}).get("withhold"):
+    if not cont.is_reset and variant_cfg.inject is not None and variant_cfg.inject.withhold:
         raise SpecSnapError(f"continuation {cont} is refused with variant {cell.variant!r}: it withholds facts after "
                             "the cut, and a trace, a summary or a resumed conversation would carry them across; "
                             "run it with continuation reset")
@@ -220,7 +222,7 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any]:
         check_continuation(cont, first, second, len(schedule_cfg))
         memo.continued[continued] = continuation_block(cont)
     for who in (first, second) if second is not None else (first,):
-        if memo.once("meters", who["name"], wid, cell.variant):
+        if memo.once("meters", who.name, wid, cell.variant):
             check_policy_meters(who, variant_cfg, rules)
     sandbox = memo.sandbox(cell.agent, workload)
     if second is not None and memo.once("one sandbox", cell.agent, cell.successor, wid):
@@ -242,7 +244,7 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any]:
         "agent": memo.records[cell.agent],
         **({"successor": memo.records[cell.successor]} if second is not None else {}),
         **({"continuation": memo.continued[continued]} if not cont.is_reset else {}),
-        "variant": variant_cfg,
+        "variant": variant_cfg.raw,
         "seed": cell.seed,
         "schedule": schedule_cfg,
         **baseline,
@@ -253,34 +255,36 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any]:
     }
 
 
-def trial_stages(workload, variant: dict[str, Any], n_sessions: int, continuation: Continuation = Continuation()) -> list[str]:
+def trial_stages(workload, variant: VariantConfig | dict[str, Any], n_sessions: int,
+                 continuation: Continuation = Continuation()) -> list[str]:
     """scaffold, session_1 .. session_N, score; with ``inject`` after the session a variant names,
     and a ``handoff_<k>`` right before every session k >= 2 in a continuation mode but ``reset``."""
     from sdcs_bench.sandbox.withhold import check_spec as check_withhold
 
+    variant = VariantConfig.of(variant)
     stages = ["scaffold"]
-    inject = variant.get("inject")
-    if variant.get("withhold"):  # before session 1: done by the scaffold, no stage of its own
-        check_withhold(workload, variant["withhold"], variant["name"])
+    inject = variant.inject
+    if variant.withhold:  # before session 1: done by the scaffold, no stage of its own
+        check_withhold(workload, variant.withhold, variant.name)
     if inject:
         from sdcs_bench.sandbox.poison import VERSIONS, poisonable_workloads
 
-        after = int(inject.get("after_session", 1))
-        if inject.get("withhold"):
-            check_withhold(workload, inject["withhold"], variant["name"])
+        after = inject.after_session
+        if inject.withhold:
+            check_withhold(workload, inject.withhold, variant.name)
         elif not workload.poison:
-            raise SpecSnapError(f"variant {variant['name']!r} plants the poison pill, which workload {workload.id} "
+            raise SpecSnapError(f"variant {variant.name!r} plants the poison pill, which workload {workload.id} "
                                 "does not define", poisonable_workloads())
-        elif inject.get("poison") not in VERSIONS:
-            raise SpecSnapError(f"variant {variant['name']!r}: unknown poison version {inject.get('poison')!r}", VERSIONS)
+        elif inject.poison not in VERSIONS:
+            raise SpecSnapError(f"variant {variant.name!r}: unknown poison version {inject.poison!r}", VERSIONS)
         if not 1 <= after < n_sessions:
-            raise SpecSnapError(f"variant {variant['name']!r} injects after session {after}, but workload "
+            raise SpecSnapError(f"variant {variant.name!r} injects after session {after}, but workload "
                                 f"{workload.id} has {n_sessions} session(s): it must fall between two sessions")
     for i in range(1, n_sessions + 1):
         if i >= 2 and not continuation.is_reset:
             stages.append(handoff_stage(i))
         stages.append(f"session_{i}")
-        if inject and i == int(inject.get("after_session", 1)):
+        if inject and i == inject.after_session:
             stages.append("inject")
     return [*stages, "score"]
 
