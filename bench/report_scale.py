@@ -83,8 +83,8 @@ def main() -> None:
         big = Path(tmp) / "grown"
         n = grow(where / "results" / "smoke", big, args.copies)
         cli = [sys.executable, "-m", "sdcs_bench.cli", "--root", str(ROOT)]
-        agg_wall, agg_rss = run([*cli, "aggregate", "--study-dir", str(big)], where, env)
-        rep_wall, rep_rss = run([*cli, "report", "--study-dir", str(big)], where, env)
+        agg_wall, agg_rss = run([*cli, "aggregate", "--run-dir", str(big)], where, env)
+        rep_wall, rep_rss = run([*cli, "report", "--run-dir", str(big)], where, env)
         report_mib = size_mib(big / "report")
         trial_mib = size_mib(big / "trials")
     print(f"one study of {n} trials (the smoke study's 36 x {args.copies} seeds), on {os.cpu_count()} cores "

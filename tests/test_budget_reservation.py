@@ -383,12 +383,12 @@ def test_the_run_writes_its_replay_setting_and_needs_no_price_for_an_unpriced_re
     unless the run prices replay for a test of the budget; the setting is written with the limits."""
     from sdcs_bench.core.errors import SpecSnapError
     from sdcs_bench.pipeline.budgets import apply_budget, effective_limits
-    from sdcs_bench.pipeline.layout import StudyLayout
+    from sdcs_bench.pipeline.layout import RunLayout
     from sdcs_bench.pipeline.plan.current import INPUTS_FILE
     from sdcs_bench.session.budget import read_limits
 
     study = tmp_path / "results" / "s"
-    layout = StudyLayout(str(study))
+    layout = RunLayout(str(study))
     Path(layout.prices_file).parent.mkdir(parents=True, exist_ok=True)
     Path(layout.prices_file).write_text(json.dumps(TABLE.to_dict()))
     (study / INPUTS_FILE).parent.mkdir(parents=True, exist_ok=True)

@@ -225,7 +225,7 @@ def test_a_by_hand_trial_recorded_into_a_run_is_on_its_leaderboard_and_report_la
     (row,) = rows
     assert (row["agent"], row["agent_kind"], row["arm"], row["trials"], row["net"], row["tokens"]) == \
         ("my_agent", "by hand", "State_MD_Only", 2, 2, 12345)
-    shown = specsnap("leaderboard", "--results", str(results), "--study", "handrun", "--format", "markdown")
+    shown = specsnap("leaderboard", "--results", str(results), "--run", "handrun", "--format", "markdown")
     assert shown.returncode == 0 and "by hand: some-model via my-cli (tokens as reported)" in shown.stdout, shown.stdout
     trials = sorted(p.name for p in (results / "handrun" / "report" / "trials").glob("*.html"))
     assert trials == ["tier_2__State_MD_Only__my_agent__none__s0-by-hand1.html",
@@ -256,7 +256,7 @@ def test_a_by_hand_trial_joins_a_pipeline_run_beside_its_trials(clone, tmp_path)
     rows = {r["agent"]: r for r in json.loads((results / "mine" / "leaderboard.json").read_text())["rows"]}
     assert rows["ref_null"]["source"] == "reference policy" and rows["ref_null"]["arm"] == "Vanilla"
     assert rows["my_agent"]["source"] == "by hand: m1 via h1 (tokens as reported)" and rows["my_agent"]["net"] == 2
-    table = specsnap("--root", str(clone), "leaderboard", "--results", str(results), "--study", "mine", cwd=clone,
+    table = specsnap("--root", str(clone), "leaderboard", "--results", str(results), "--run", "mine", cwd=clone,
                      env={"COLUMNS": "80"})
     assert "by hand" in table.stdout and "reference policy" in table.stdout, table.stdout
     pages = {p.name for p in (results / "mine" / "report" / "trials").glob("*.html")}

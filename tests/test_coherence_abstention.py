@@ -129,7 +129,7 @@ def test_the_session_stage_writes_events_residency_and_abstention_from_the_trial
     raw = plan.trials[0]
     raw = {**raw, "coherence": {"authored": {"ledger/periods.py": ["ledger/journal.py"]},
                                 "withheld": ["ledger/periods.py"]}}
-    trial = TrialSpec.from_dict(raw, study_dir=tmp_path / "results" / raw["run"])
+    trial = TrialSpec.from_dict(raw, run_dir=tmp_path / "results" / raw["run"])
     layout = TrialLayout(str(tmp_path / "results" / raw["run"]), trial.trial_id)
     stage = {name: Path(layout.stage_dir(name)) for name in ("scaffold", "session_1", "session_2")}
     stages.run_scaffold_stage(trial, stage["scaffold"])

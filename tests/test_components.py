@@ -100,7 +100,7 @@ def test_a_trial_carries_its_components_typed_and_its_file_keeps_the_mappings(tm
     plan = make_plan("smoke", ["successor=[ref_oracle]", "variant=[poison_v1]", "agent=[ref_amnesiac]", "seed=[0]",
                                "arm=[Vanilla]"], results=tmp_path, keys=False)
     raw = plan.trials[0]
-    trial = TrialSpec.from_dict(json.loads(json.dumps(raw)), study_dir=tmp_path / plan.run)
+    trial = TrialSpec.from_dict(json.loads(json.dumps(raw)), run_dir=tmp_path / plan.run)
     assert isinstance(trial.agent, AgentConfig) and isinstance(trial.successor, AgentConfig)
     assert isinstance(trial.variant, VariantConfig)
     assert trial.agent.to_dict() == raw["agent"] and trial.successor.to_dict() == raw["successor"]

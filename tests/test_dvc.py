@@ -120,9 +120,9 @@ def test_pushed_results_pulled_into_a_fresh_clone_are_up_to_date(tmp_path):
 
 def test_a_stage_older_than_its_inputs_is_kept_only_when_they_are_the_bytes_it_recorded(tmp_path):
     from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record, restore_order
-    from sdcs_bench.pipeline.layout import StudyLayout
+    from sdcs_bench.pipeline.layout import RunLayout
 
-    study = StudyLayout(str(tmp_path / "run"))
+    study = RunLayout(str(tmp_path / "run"))
     trial_file = Path(study.trial_file("t"))
     trial_file.parent.mkdir(parents=True)
     trial_file.write_text('{"trial_id": "t"}')
@@ -131,7 +131,7 @@ def test_a_stage_older_than_its_inputs_is_kept_only_when_they_are_the_bytes_it_r
     Path(layout.stage_dir("scaffold")).mkdir(parents=True)
     for path in outputs[1:]:
         path.write_text("made from the trial file")
-    record = {INPUTS_KEY: input_record(Path(study.study_dir), [trial_file])}
+    record = {INPUTS_KEY: input_record(Path(study.run_dir), [trial_file])}
     Path(layout.stage_json("scaffold")).write_text(json.dumps(record))
     assert list(record[INPUTS_KEY]) == ["plan/trials/t.json"]
 
@@ -141,11 +141,11 @@ def test_a_stage_older_than_its_inputs_is_kept_only_when_they_are_the_bytes_it_r
             os.utime(path, ns=(newer - 10**9, newer - 10**9))
 
     age_outputs()
-    assert restore_order(Path(study.study_dir), {"t": ["scaffold"]}) == ["t/scaffold"]
+    assert restore_order(Path(study.run_dir), {"t": ["scaffold"]}) == ["t/scaffold"]
     assert all(p.stat().st_mtime_ns == trial_file.stat().st_mtime_ns for p in outputs)
-    assert restore_order(Path(study.study_dir), {"t": ["scaffold"]}) == []  # up to date: nothing read
+    assert restore_order(Path(study.run_dir), {"t": ["scaffold"]}) == []  # up to date: nothing read
 
     trial_file.write_text('{"trial_id": "t", "changed": true}')  # a real change: the stage must rerun
     age_outputs()
-    assert restore_order(Path(study.study_dir), {"t": ["scaffold"]}) == []
+    assert restore_order(Path(study.run_dir), {"t": ["scaffold"]}) == []
     assert all(p.stat().st_mtime_ns < trial_file.stat().st_mtime_ns for p in outputs)

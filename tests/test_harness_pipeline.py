@@ -107,7 +107,7 @@ def test_replay_rows_are_labelled_never_model_results(study):
     assert set(calls["source"]) == {"proxy"} and set(calls["agent"]) == set(REPLAY_AGENTS)
     # Each row names its harness and says no model was called: the leaderboard, its JSON, the report.
     assert {s for s in board["source"]} == {f"replay ({h}, scripted, no model)" for h in board["harness"]}
-    doc = json.loads(specsnap("leaderboard", "--format", "json", "--results", str(study.parent), "--study",
+    doc = json.loads(specsnap("leaderboard", "--format", "json", "--results", str(study.parent), "--run",
                               study.name).stdout)
     assert {r["source"] for r in doc["local"]["rows"]} == set(board["source"])
     index = (study / "report" / "index.html").read_text()

@@ -239,7 +239,7 @@ RULE_LINES = {
                             "params.stage_dir": "t/score",
                             "params.sessions": "--session-record t/session_1/stage.json "
                                                "--session-record t/session_2/stage.json",
-                            "params.injection": ""},
+                            "params.records": ""},
               {"verb": "score", "log": Path("logs/score.log"), "trial": Path(T), "from_stage": Path("t/session_2"),
                "stage_dir": Path("t/score"),
                "session_records": [Path("t/session_1/stage.json"), Path("t/session_2/stage.json")],
@@ -248,7 +248,7 @@ RULE_LINES = {
         "score.smk", {"log": "logs/score.log", "input.trial": T, "params.from_dir": "t/session_3",
                       "params.stage_dir": "t/score",
                       "params.sessions": " ".join(f"--session-record t/session_{k}/stage.json" for k in (1, 2, 3)),
-                      "params.injection": "--injection t/inject/stage.json --handoff-record t/handoff_2/stage.json "
+                      "params.records": "--injection t/inject/stage.json --handoff-record t/handoff_2/stage.json "
                                           "--handoff-record t/handoff_3/stage.json"},
         {"verb": "score", "session_records": [Path(f"t/session_{k}/stage.json") for k in (1, 2, 3)],
          "injection": Path("t/inject/stage.json"),

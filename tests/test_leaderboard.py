@@ -159,9 +159,9 @@ def test_a_leaderboard_aggregated_before_rows_named_their_source_still_shows_and
 
 
 def test_an_unknown_run_is_refused_naming_the_runs_there(study):
-    result = specsnap("leaderboard", "--results", str(study.parent), "--study", "nien")
+    result = specsnap("leaderboard", "--results", str(study.parent), "--run", "nien")
     assert result.returncode == 2 and "no run 'nien'" in result.stderr and "valid choices: nine" in result.stderr
-    result = specsnap("report", "--results", str(study.parent), "--study", "nien")
+    result = specsnap("report", "--results", str(study.parent), "--run", "nien")
     assert result.returncode == 2 and "valid choices: nine" in result.stderr
 
 

@@ -161,7 +161,7 @@ def trials(tmp_path_factory):
 def _run(trials, workload: str, arm_name: str, agent: str, variant: str) -> tuple[dict, Path]:
     plan, study = trials
     tid = f"{workload}__{arm_name}__{agent}__{variant}__s0"
-    trial = TrialSpec.from_dict(plan[tid], study_dir=study)
+    trial = TrialSpec.from_dict(plan[tid], run_dir=study)
     base = study / "trials" / tid
     prev = None
     for stage in trial.stages:

@@ -137,7 +137,7 @@ def test_a_narrowed_null_check_runs_through_snakemake_and_says_its_check(tmp_pat
     import html
 
     assert check["line"] in html.unescape((run / "report" / "index.html").read_text())
-    shown = specsnap("leaderboard", "--study", "nc", "--results", str(tmp_path / "results"), cwd=tmp_path)
+    shown = specsnap("leaderboard", "--run", "nc", "--results", str(tmp_path / "results"), cwd=tmp_path)
     assert "Checked against a known null: PASS" in " ".join(shown.stdout.split())
 
 

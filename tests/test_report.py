@@ -120,10 +120,10 @@ def test_filter_sort_and_open_a_trial_in_the_browser(study, browser, shots):
     page.close()
 
 
-def _poison_trial(study_dir: Path) -> None:
+def _poison_trial(run_dir: Path) -> None:
     """Plant markup where an agent could put it: its transcript, its notes file and a source file
     (the session's snapshot), and the diff at the cutoff."""
-    s1 = study_dir / "trials" / HOSTILE_TRIAL / "session_1"
+    s1 = run_dir / "trials" / HOSTILE_TRIAL / "session_1"
     with (s1 / "transcript.jsonl").open("a") as fh:
         fh.write(json.dumps({"turn": 99, "text": ATTACK}) + "\n")
         fh.write(ATTACK + "\n")  # not even JSON
@@ -179,7 +179,7 @@ def test_large_transcripts_are_cut_on_the_page_and_linked_whole(study, tmp_path)
     with transcript.open("a") as fh:
         for i in range(20_000):
             fh.write(json.dumps({"turn": i, "text": "x" * 200}) + "\n")
-    assert specsnap("report", "--study-dir", str(copy)).returncode == 0
+    assert specsnap("report", "--run-dir", str(copy)).returncode == 0
     page = (copy / "report" / "trials" / f"{HOSTILE_TRIAL}.html")
     assert page.stat().st_size < 2 * 1024 * 1024 < transcript.stat().st_size * 0.5
     html = page.read_text()
@@ -189,7 +189,7 @@ def test_large_transcripts_are_cut_on_the_page_and_linked_whole(study, tmp_path)
 
 
 def test_report_refuses_a_directory_with_no_aggregate(tmp_path):
-    result = specsnap("report", "--study-dir", str(tmp_path / "nothing"))
+    result = specsnap("report", "--run-dir", str(tmp_path / "nothing"))
     assert result.returncode == 2 and "no aggregated study here" in result.stderr
     assert not (tmp_path / "nothing").exists()
 
@@ -226,7 +226,7 @@ def test_hostile_records_neither_break_the_report_nor_blow_up_a_page(study, tmp_
     record["session"]["cleave"]["diff"] += "+" + "x" * 3_000_000 + "\n"
     (s1 / "stage.json").write_text(json.dumps(record))
     (copy / "trials" / HOSTILE_TRIAL / "session_2" / "snapshot.tar.gz").write_bytes(b"\x1f\x8b not really gzip")
-    result = specsnap("report", "--study-dir", str(copy))
+    result = specsnap("report", "--run-dir", str(copy))
     assert result.returncode == 0, result.stderr
     page = copy / "report" / "trials" / f"{HOSTILE_TRIAL}.html"
     html = page.read_text()
@@ -241,7 +241,7 @@ def test_a_rerun_of_the_report_leaves_nothing_stale(study, tmp_path):
     shutil.copytree(study, copy)
     (copy / "report" / "trials" / "gone.html").write_text("old")
     (copy / "report" / "plots" / "gone.svg").write_text("<svg/>")
-    assert specsnap("report", "--study-dir", str(copy)).returncode == 0
+    assert specsnap("report", "--run-dir", str(copy)).returncode == 0
     assert not (copy / "report" / "trials" / "gone.html").exists()
     assert "gone.svg" not in (copy / "report" / "index.html").read_text()
     recorded = next(iter(json.loads((copy / "report" / "report.json").read_text()).values()))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from sdcs_bench.pipeline.layout import SNAPSHOT, STAGE_FILE, StudyLayout
+from sdcs_bench.pipeline.layout import SNAPSHOT, STAGE_FILE, RunLayout
 from sdcs_bench.sandbox.base import SANDBOX_MARKER, sandbox_marker
 from sdcs_bench.trial.spec import TrialSpec
 
@@ -43,7 +43,7 @@ def _snakemake(results: Path, *extra: str) -> list[str]:
             f"results={results}"]
 
 
-def _markers(study: StudyLayout) -> set[bytes]:
+def _markers(study: RunLayout) -> set[bytes]:
     trials = Path(study.plan_dir, "trials").glob("*.json")
     return {f"{SANDBOX_MARKER}={sandbox_marker(TrialSpec.load(t).sandbox_dir)}".encode() for t in trials}
 
@@ -61,10 +61,10 @@ def _agents(markers: set[bytes]) -> list[int]:
     return pids
 
 
-def _finished(study: StudyLayout) -> dict[Path, tuple[bytes, int]]:
+def _finished(study: RunLayout) -> dict[Path, tuple[bytes, int]]:
     """Every file of every finished stage (one with its stage.json): bytes and modification time."""
     files = {}
-    for record in Path(study.study_dir, "trials").glob(f"*/*/{STAGE_FILE}"):
+    for record in Path(study.run_dir, "trials").glob(f"*/*/{STAGE_FILE}"):
         for path in record.parent.rglob("*"):
             if path.is_file():
                 files[path] = (path.read_bytes(), path.stat().st_mtime_ns)
@@ -79,9 +79,9 @@ def _comparable(value):
     return value
 
 
-def _scorecards(study: StudyLayout) -> dict[str, dict]:
+def _scorecards(study: RunLayout) -> dict[str, dict]:
     cards = {}
-    for path in Path(study.study_dir, "trials").glob("*/score/scorecard.json"):
+    for path in Path(study.run_dir, "trials").glob("*/score/scorecard.json"):
         card = json.loads(path.read_text())
         card["sentinels"].pop("list")
         cards[path.parent.parent.name] = _comparable(card)
@@ -96,10 +96,10 @@ def test_a_killed_study_resumes_without_redoing_finished_stages(clone, tmp_path)
     # The same study, uninterrupted: the scorecards to match.
     done = subprocess.run(_snakemake(calm), cwd=clone, capture_output=True, text=True)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    expected = _scorecards(StudyLayout(str(calm / "resume")))
+    expected = _scorecards(RunLayout(str(calm / "resume")))
     assert len(expected) == 2
 
-    study = StudyLayout(str(killed / "resume"))
+    study = RunLayout(str(killed / "resume"))
     run = subprocess.Popen(_snakemake(killed), cwd=clone, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     deadline, markers = time.monotonic() + 180, set()
@@ -108,7 +108,7 @@ def test_a_killed_study_resumes_without_redoing_finished_stages(clone, tmp_path)
         assert run.poll() is None and time.monotonic() < deadline, "the study ended before the moment to kill it"
         if not markers and Path(study.cells).is_file():
             markers = _markers(study)
-        if list(Path(study.study_dir, "trials").glob(f"*/session_*/{STAGE_FILE}")) and _agents(markers):
+        if list(Path(study.run_dir, "trials").glob(f"*/session_*/{STAGE_FILE}")) and _agents(markers):
             break
         time.sleep(0.05)
     os.killpg(run.pid, signal.SIGKILL)  # Snakemake and its job, at once
@@ -123,7 +123,7 @@ def test_a_killed_study_resumes_without_redoing_finished_stages(clone, tmp_path)
 
     before = _finished(study)
     assert before, "no stage had finished when the study was killed"
-    unfinished = [p for p in Path(study.study_dir, "trials").glob("*/session_*") if not (p / STAGE_FILE).exists()]
+    unfinished = [p for p in Path(study.run_dir, "trials").glob("*/session_*") if not (p / STAGE_FILE).exists()]
     assert unfinished, "the killed session's stage directory is there"
     # A stage that did not finish, holding outputs: a truncated snapshot and a transcript, no stage.json.
     trial_dir = unfinished[0].parent
@@ -138,7 +138,7 @@ def test_a_killed_study_resumes_without_redoing_finished_stages(clone, tmp_path)
     assert rerun.returncode == 0, (rerun.stdout + rerun.stderr)[-3000:]
 
     after = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before if p.exists()}
-    redone = sorted(str(p.relative_to(study.study_dir)) for p in before if after.get(p) != before[p])
+    redone = sorted(str(p.relative_to(study.run_dir)) for p in before if after.get(p) != before[p])
     assert not redone, f"finished stages were redone or touched: {redone}"
     assert (partial / STAGE_FILE).is_file(), "the partial stage was taken as done"
     if (partial / SNAPSHOT).exists():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import specsnap
 
-from sdcs_bench.pipeline.layout import StudyLayout
+from sdcs_bench.pipeline.layout import RunLayout
 from sdcs_bench.pipeline.plan.files import read_cells
 
 # A reference policy whose arm files come from `source:` texts under conf/arm/texts, a replay agent
@@ -40,12 +40,12 @@ def _differences(a, b, path=""):
     return [] if a == b else [f"{path}: {a!r:.200} != {b!r:.200}"]
 
 
-def _run_stages(clone: Path, results: Path, plan: StudyLayout) -> dict[str, dict]:
+def _run_stages(clone: Path, results: Path, plan: RunLayout) -> dict[str, dict]:
     """Every stage of every planned trial through the CLI, in order; the scorecards by trial."""
     cards = {}
     for cell in read_cells(Path(plan.cells)):
         trial, order = cell["trial"], cell["stages"].split(",")
-        layout = StudyLayout(str(results)).trial(trial)
+        layout = RunLayout(str(results)).trial(trial)
         for i, stage in enumerate(order):
             here, before = Path(layout.stage_dir(stage)), Path(layout.stage_dir(order[i - 1])) if i else None
             common = ["--trial", plan.trial_file(trial), "--stage-dir", str(here)]
@@ -68,7 +68,7 @@ def test_every_stage_runs_with_conf_moved_away_and_scores_the_same(clone, tmp_pa
     planned = specsnap("plan", "--results", str(tmp_path / "r"), "--name", "run", *(
         a for o in GRID for a in ("--override", o)), cwd=clone)
     assert planned.returncode == 0, planned.stderr
-    plan = StudyLayout(str(tmp_path / "r" / "run"))
+    plan = RunLayout(str(tmp_path / "r" / "run"))
     assert len(read_cells(Path(plan.cells))) == 4
     with_conf = _run_stages(clone, tmp_path / "with-conf" / "run", plan)
 

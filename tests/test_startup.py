@@ -157,7 +157,7 @@ def planned(tmp_path_factory):
 def test_start_up_plans_the_run_and_returns_what_the_rules_need(planned):
     results, run = planned
     assert (run.root, run.study, run.results, run.name) == (ROOT, "smoke", str(results), "tiny")
-    assert run.dir == f"{results}/tiny" and run.layout.study_dir == run.dir and run.cache.results == str(results)
+    assert run.dir == f"{results}/tiny" and run.layout.run_dir == run.dir and run.cache.results == str(results)
     assert run.subset is None and not run.in_storage
     cells = read_cells(Path(run.layout.cells))
     assert list(run.cells) == [row["trial"] for row in cells] and len(run.cells) == 1

@@ -28,9 +28,9 @@ rule aggregate:
     conda:
         "../envs/specsnap.yaml"
     params:
-        study_dir=declared(lambda wildcards, output: os.path.dirname(output.scorecards)),
+        run_dir=declared(lambda wildcards, output: os.path.dirname(output.scorecards)),
     shell:
-        "specsnap --log {log} aggregate --study-dir {params.study_dir}"
+        "specsnap --log {log} aggregate --run-dir {params.run_dir}"
 
 
 # The static HTML report (docs/report.md): a page per trial, read from the trials' own records.
@@ -50,6 +50,6 @@ rule report:
     conda:
         "../envs/specsnap.yaml"
     params:
-        study_dir=declared(lambda wildcards, input: os.path.dirname(input.record)),
+        run_dir=declared(lambda wildcards, input: os.path.dirname(input.record)),
     shell:
-        "specsnap --log {log} report --study-dir {params.study_dir}"
+        "specsnap --log {log} report --run-dir {params.run_dir}"

@@ -284,7 +284,8 @@ def score_inputs(wildcards):
 
 
 @declared
-def injection_flag(wildcards, input):
+def stage_record_flags(wildcards, input):
+    """The score job's flags naming the records beside the sessions': the injection's, each handoff's."""
     flags = f"--injection {input.injection}" if "injection" in input.keys() else ""
     if "handoffs" in input.keys():
         flags += " " + " ".join(f"--handoff-record {p}" for p in input.handoffs)

@@ -22,7 +22,7 @@ rule score:
                 f"--session-record {p}" for p in input.sessions
             )
         ),
-        injection=injection_flag,
+        records=stage_record_flags,
     shell:
         "specsnap --log {log} score --trial {input.trial} --from {params.from_dir} "
-        "--stage-dir {params.stage_dir} {params.sessions} {params.injection}"
+        "--stage-dir {params.stage_dir} {params.sessions} {params.records}"

@@ -59,11 +59,11 @@ def _record_by_hand(card: dict, run_dir: Path, sandbox: Path, *, agent: str, mod
     leaderboard groups by, then aggregate and report the run (when its planned trials are all
     scored; else the next aggregate picks it up)."""
     from sdcs_bench.pipeline.aggregate import aggregate as run_aggregate
-    from sdcs_bench.pipeline.layout import StudyLayout
+    from sdcs_bench.pipeline.layout import RunLayout
     from sdcs_bench.pipeline.report import write_report
     from sdcs_bench.trial.components import BY_HAND_KIND
 
-    layout = StudyLayout(str(run_dir))
+    layout = RunLayout(str(run_dir))
     stem = f"{card['workload']}__{card['arm']}__{agent}__{variant}__s{seed}-by-hand"
     n = 1
     while Path(layout.by_hand_card(f"{stem}{n}")).exists():
@@ -81,7 +81,7 @@ def _record_by_hand(card: dict, run_dir: Path, sandbox: Path, *, agent: str, mod
         _console().print(f"recorded as {trial} in {run_dir} (leaderboard and report updated)", markup=False)
     except (OSError, ValueError, KeyError) as exc:  # a planned study still running: aggregate later
         _console().print(f"recorded as {trial} in {run_dir}; its leaderboard is not updated yet ({exc}): run "
-                         f"`specsnap aggregate --study {run_dir.name}` once its trials are scored", markup=False)
+                         f"`specsnap aggregate --run {run_dir.name}` once its trials are scored", markup=False)
     return card
 
 

@@ -17,11 +17,12 @@ from sdcs_bench.core.errors import SpecSnapError
 commands = typer.Typer()
 
 RUN_HELP = "a directory under --results (a study's name, <study>+<digest>, or a --name)"
-AggregateRunOpt = Annotated[str, typer.Option("--study", help=f"the run to aggregate: {RUN_HELP}")]
-ReportRunOpt = Annotated[str, typer.Option("--study", help=f"the run to report: {RUN_HELP}")]
-ShownRunOpt = Annotated[str, typer.Option("--study", help=f"the local run to show: {RUN_HELP}")]
-StudyDirOpt = Annotated[Optional[Path], typer.Option("--study-dir", help="the study's directory (instead of "
-                                                     "--results/--study)")]
+# A run is named --run (--study, its older name, is still accepted); --study names a study of conf/study/.
+AggregateRunOpt = Annotated[str, typer.Option("--run", "--study", help=f"the run to aggregate: {RUN_HELP}")]
+ReportRunOpt = Annotated[str, typer.Option("--run", "--study", help=f"the run to report: {RUN_HELP}")]
+ShownRunOpt = Annotated[str, typer.Option("--run", "--study", help=f"the local run to show: {RUN_HELP}")]
+RunDirOpt = Annotated[Optional[Path], typer.Option("--run-dir", "--study-dir", help="the run's directory (instead "
+                                                   "of --results/--run)")]
 
 
 class Format(str, Enum):
@@ -46,7 +47,7 @@ def plan(
 
     with progress(f"composing study {study}", echo_steps=False) as step:
         p = make_plan(study, override or [], results, name, progress=step)
-    _writing(p.study_dir)
+    _writing(p.run_dir)
     with progress(f"writing {len(p.trials)} trial files", total=len(p.trials), echo_steps=False) as step:
         changed = write_plan(p, progress=step)
     print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed", file=sys.stderr)
@@ -164,29 +165,29 @@ def estimate(
 
 @commands.command("aggregate")
 def aggregate(
-    study: AggregateRunOpt = "smoke",
+    run: AggregateRunOpt = "smoke",
     results: ResultsOpt = Path("results"),
-    study_dir: StudyDirOpt = None,
+    run_dir: RunDirOpt = None,
 ) -> None:
     """Collect a study's scorecards into scorecards.csv, ledger.csv and leaderboard.{csv,md,json}."""
-    from sdcs_bench.pipeline.aggregate import aggregate as run
+    from sdcs_bench.pipeline.aggregate import aggregate as collect
 
-    where = _writing(study_dir or results / study)
-    board = run(where)
+    where = _writing(run_dir or results / run)
+    board = collect(where)
     print(f"{where}: leaderboard with {len(board)} rows", file=sys.stderr)
-    from sdcs_bench.pipeline.layout import StudyLayout
+    from sdcs_bench.pipeline.layout import RunLayout
 
-    for check in json.loads(Path(StudyLayout(str(where)).leaderboard("json")).read_text()).get("truth_checks", []):
+    for check in json.loads(Path(RunLayout(str(where)).leaderboard("json")).read_text()).get("truth_checks", []):
         print(check["line"], file=sys.stderr)
 
 
-def _run_dir(results: Path, study: str) -> Path:
-    """``results/<study>``; a name that is not there while other runs are is refused, naming them
+def _run_dir(results: Path, run: str) -> Path:
+    """``results/<run>``; a name that is not there while other runs are is refused, naming them
     (with no runs at all, the caller says there is nothing local yet)."""
-    where = results / study
+    where = results / run
     runs = sorted(p.parent.name for p in results.glob("*/leaderboard.json"))
     if not where.is_dir() and runs:
-        raise SpecSnapError(f"no run '{study}' under {results}", runs)
+        raise SpecSnapError(f"no run '{run}' under {results}", runs)
     return where
 
 
@@ -194,35 +195,35 @@ def _run_dir(results: Path, study: str) -> Path:
 def leaderboard(
     format: Annotated[Format, typer.Option("--format", help="table (fits the terminal), markdown, json "
                                                    "(checked against data/leaderboard.schema.json) or csv")] = Format.table,
-    study: ShownRunOpt = "smoke",
+    run: ShownRunOpt = "smoke",
     results: ResultsOpt = Path("results"),
 ) -> None:
     """Print the study's published tables (labelled as such) beside local results."""
     from sdcs_bench.pipeline import leaderboard as lb
 
-    study_dir = _run_dir(results, study)
+    run_dir = _run_dir(results, run)
     if format is Format.json:
-        print(lb.as_json(study_dir))
+        print(lb.as_json(run_dir))
     elif format is Format.markdown:
-        print(lb.as_markdown(study_dir))
+        print(lb.as_markdown(run_dir))
     elif format is Format.csv:
-        print(lb.as_csv(study_dir), end="")
+        print(lb.as_csv(run_dir), end="")
     else:
-        lb.print_table(study_dir)
+        lb.print_table(run_dir)
 
 
 @commands.command("report")
 def report(
-    study: ReportRunOpt = "smoke",
+    run: ReportRunOpt = "smoke",
     results: ResultsOpt = Path("results"),
-    study_dir: StudyDirOpt = None,
+    run_dir: RunDirOpt = None,
 ) -> None:
     """Write the study's static HTML report (report/index.html, a page per trial) from its aggregate."""
     from sdcs_bench.core.progress import progress
     from sdcs_bench.pipeline.plan import read_cells
     from sdcs_bench.pipeline.report import write_report
 
-    where = _writing(study_dir or _run_dir(results, study))
+    where = _writing(run_dir or _run_dir(results, run))
     cells = where / "plan" / "cells.tsv"
     if not (where / "leaderboard.json").is_file() or not cells.is_file():
         raise SpecSnapError(f"{where}: no aggregated study here (plan/cells.tsv and leaderboard.json); run "

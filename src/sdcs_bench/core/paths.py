@@ -85,8 +85,8 @@ def default_work_root() -> Path:
     return Path(os.environ.get("SPECSNAP_WORK_ROOT") or Path(tempfile.gettempdir()) / "specsnap-work")
 
 
-def study_work_root(study_dir: Path) -> Path:
+def run_work_root(run_dir: Path) -> Path:
     """The live sandboxes of one study directory: unique to that directory's absolute path, so two
     clones, two result roots or two runs of a study with different overrides never share one."""
-    absolute = str(Path(study_dir).resolve())
-    return default_work_root() / f"{Path(study_dir).name}-{hashlib.sha256(absolute.encode()).hexdigest()[:10]}"
+    absolute = str(Path(run_dir).resolve())
+    return default_work_root() / f"{Path(run_dir).name}-{hashlib.sha256(absolute.encode()).hexdigest()[:10]}"

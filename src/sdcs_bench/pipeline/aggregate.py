@@ -19,7 +19,7 @@ from sdcs_bench.pipeline.board import GROUP, make_board, with_list_prices
 from sdcs_bench.pipeline.checks import truth_checks
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE
-from sdcs_bench.pipeline.layout import SCORECARD, StudyLayout
+from sdcs_bench.pipeline.layout import SCORECARD, RunLayout
 from sdcs_bench.pipeline.markdown import cost_line, to_markdown
 from sdcs_bench.pipeline.paired import paired_differences
 from sdcs_bench.pipeline.plan.files import read_cells
@@ -28,21 +28,21 @@ from sdcs_bench.proxy import read_ledger
 from sdcs_bench.trial.spec import TrialSpec
 
 
-def aggregate(study_dir: Path) -> pd.DataFrame:
+def aggregate(run_dir: Path) -> pd.DataFrame:
     """Write the study's tables, each atomically, and ``aggregate.json`` last: the SHA-256 of every
     input the rule was given (the cells table, every scorecard and session ledger), by which a copy
     of the results that lost its modification times is still seen to be up to date (:mod:`.freshness`)."""
-    study = StudyLayout(str(study_dir))
-    planned = Path(study.cells).is_file()
-    by_hand = by_hand_cards(Path(study_dir))
+    run = RunLayout(str(run_dir))
+    planned = Path(run.cells).is_file()
+    by_hand = by_hand_cards(Path(run_dir))
     if not planned and not by_hand:
-        raise SpecSnapError(f"{study_dir} holds no planned study ({study.cells}) and no trial scored into it by hand "
+        raise SpecSnapError(f"{run_dir} holds no planned study ({run.cells}) and no trial scored into it by hand "
                             "(evaluate-sandbox --run)")
-    cells = read_cells(Path(study.cells)) if planned else []
-    cards, ledger, calls, inputs = [], [], [], [study.cells] if planned else []
-    prices = read_prices(study)
+    cells = read_cells(Path(run.cells)) if planned else []
+    cards, ledger, calls, inputs = [], [], [], [run.cells] if planned else []
+    prices = planned_prices(run)
     for cell in cells:
-        layout, sessions = study.trial(cell["trial"]), sessions_of(cell)
+        layout, sessions = run.trial(cell["trial"]), sessions_of(cell)
         card = json.loads(Path(layout.file("score", SCORECARD)).read_text())
         by_stage = {s: read_ledger(Path(layout.outputs(s)["ledger"])) for s in metered(cell)}
         costs = {s: ledger_spend(prices, rows) for s, rows in by_stage.items()}
@@ -54,19 +54,19 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
         cards.append({**scorecard_row(card), "cost_usd": None, "cost_unpriced_tokens": card["tokens"]["total"],
                       "hypothetical_list_usd": None})
         inputs.append(str(path))
-    settings = read_settings(study)
-    inputs += [p for p in (study.statistics_file, study.prices_file) if Path(p).is_file()]
+    settings = read_settings(run)
+    inputs += [p for p in (run.statistics_file, run.prices_file) if Path(p).is_file()]
     scorecards = pd.DataFrame(cards)
-    _write(study.scorecards, scorecards.to_csv(index=False))
-    _write(study.ledger, pd.DataFrame(ledger).to_csv(index=False))
-    _write(study.calls, pd.DataFrame(calls).to_csv(index=False))
+    _write(run.scorecards, scorecards.to_csv(index=False))
+    _write(run.ledger, pd.DataFrame(ledger).to_csv(index=False))
+    _write(run.calls, pd.DataFrame(calls).to_csv(index=False))
     board = with_list_prices(make_board(scorecards, settings), scorecards)
     paired = paired_differences(scorecards, settings)
-    truth = truth_checks(paired, stochastic_truths(study, cells), settings)
-    _write(study.paired, paired.to_csv(index=False))
-    _write(study.leaderboard("csv"), board.to_csv(index=False))
-    name = cards[0]["study"] if cards else Path(study_dir).name
-    _write(study.leaderboard("md"), to_markdown(board, name, paired, settings, truth))
+    truth = truth_checks(paired, stochastic_truths(run, cells), settings)
+    _write(run.paired, paired.to_csv(index=False))
+    _write(run.leaderboard("csv"), board.to_csv(index=False))
+    name = cards[0]["study"] if cards else Path(run_dir).name
+    _write(run.leaderboard("md"), to_markdown(board, name, paired, settings, truth))
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
@@ -75,7 +75,7 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
             {k: row[k] for k in ("raw", "net", "tes", "tokens")}
         for row in rows
     }
-    payload = {"study": name, "run": Path(study_dir).name, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE,
+    payload = {"study": name, "run": Path(run_dir).name, "notice": REFERENCE_NOTICE, "replay_notice": REPLAY_NOTICE,
                "statistics": settings.to_dict(), "cost_line": cost_line(board).replace("**", ""),
                "cost": {"total_usd": None if board["cost_usd_total"].isna().any() else round(float(board["cost_usd_total"].sum()), 6),
                         "unpriced_tokens": int(board["cost_unpriced_tokens"].fillna(0).sum()),
@@ -83,15 +83,15 @@ def aggregate(study_dir: Path) -> pd.DataFrame:
                "rows": rows,
                "paired": json.loads(paired.to_json(orient="records")),
                "truth_checks": [c.to_dict() | {"line": c.line()} for c in truth], "metrics": metrics}
-    _write(study.leaderboard("json"), json.dumps(payload, indent=2))
+    _write(run.leaderboard("json"), json.dumps(payload, indent=2))
     from sdcs_bench.pipeline.plots import write_plots
 
-    write_plots(Path(study.plots_dir), scorecards, board, name)
-    _write(study.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
+    write_plots(Path(run.plots_dir), scorecards, board, name)
+    _write(run.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(run_dir), inputs)}, indent=2))
     return board
 
 
-def stochastic_truths(study: StudyLayout, cells: list[dict[str, str]]
+def stochastic_truths(run: RunLayout, cells: list[dict[str, str]]
                       ) -> dict[tuple[str, str], tuple[dict[str, Any], list[str]]]:
     """For each (agent, workload) of the study whose agent is a stochastic reference policy: its
     policy and the workload's requirement ids, as planned (one trial file read per pair), for
@@ -101,27 +101,27 @@ def stochastic_truths(study: StudyLayout, cells: list[dict[str, str]]
         key = (cell["agent"], cell["workload"])
         if key in truths or cell.get("reference") != "true":
             continue
-        spec = TrialSpec.load(Path(study.trial_file(cell["trial"])))
+        spec = TrialSpec.load(Path(run.trial_file(cell["trial"])))
         if spec.agent.policy.keep is not None and spec.successor is None:
             truths[key] = (spec.agent.policy, [r.id for r in spec.workload.requirements])
     return truths
 
 
-def read_prices(study: StudyLayout) -> PriceTable:
+def planned_prices(run: RunLayout) -> PriceTable:
     """The run's price table as planned (none for a run planned without one: every cost unknown)."""
-    path = Path(study.prices_file)
+    path = Path(run.prices_file)
     return PriceTable.parse(json.loads(path.read_text())) if path.is_file() else PriceTable()
 
 
-def read_settings(study: StudyLayout) -> stats.Settings:
+def read_settings(run: RunLayout) -> stats.Settings:
     """The run's ``statistics`` settings as planned (the defaults for a run planned without them)."""
-    path = Path(study.statistics_file)
+    path = Path(run.statistics_file)
     return stats.Settings.from_config(json.loads(path.read_text())) if path.is_file() else stats.Settings()
 
 
-def by_hand_cards(study_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+def by_hand_cards(run_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
     """The scorecards a person recorded into this run by hand, by trial id."""
-    root = Path(StudyLayout(str(study_dir)).by_hand_dir)
+    root = Path(RunLayout(str(run_dir)).by_hand_dir)
     return [(p, json.loads(p.read_text())) for p in sorted(root.glob("*/scorecard.json"))] if root.is_dir() else []
 
 

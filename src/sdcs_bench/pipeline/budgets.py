@@ -22,7 +22,7 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.core.prices import PriceTable
-from sdcs_bench.pipeline.layout import StudyLayout
+from sdcs_bench.pipeline.layout import RunLayout
 from sdcs_bench.pipeline.plan.current import INPUTS_FILE
 from sdcs_bench.pipeline.plan.files import read_cells
 from sdcs_bench.pipeline.plan.settings import BUDGET_KEYS, check_limit
@@ -32,8 +32,8 @@ EXHAUSTED = REASON  # a session's status when the budget refused it a call
 PRICE_REPLAY = "price_replay"  # the setting that prices replay calls for a test of the budget
 
 
-def _planned(study_dir: Path) -> dict[str, Any]:
-    path = Path(StudyLayout(str(study_dir)).budget_file)
+def _planned(run_dir: Path) -> dict[str, Any]:
+    path = Path(RunLayout(str(run_dir)).budget_file)
     data = json.loads(path.read_text()) if path.is_file() else {}
     return {k: data.get(k) for k in (*BUDGET_KEYS, PRICE_REPLAY)}
 
@@ -47,9 +47,9 @@ def check_switch(name: str, value: Any) -> bool:
     raise SpecSnapError(f"{name} is {value!r}: true or false")
 
 
-def effective_limits(study_dir: Path, command_line: dict[str, Any]) -> dict[str, Any]:
+def effective_limits(run_dir: Path, command_line: dict[str, Any]) -> dict[str, Any]:
     """The run's limits (the command line's over the planned ones) and its ``price_replay``."""
-    planned = _planned(study_dir)
+    planned = _planned(run_dir)
     limits: dict[str, Any] = {k: check_limit(f"budget_{k}", command_line[k]) if command_line.get(k) is not None
                               else planned[k] for k in BUDGET_KEYS}
     price = command_line.get(PRICE_REPLAY)
@@ -63,17 +63,17 @@ def _limited(limits: dict[str, Any]) -> bool:
     return any(limits.get(k) is not None for k in BUDGET_KEYS)
 
 
-def _check_priced(study_dir: Path, limits: dict[str, Any]) -> None:
+def _check_priced(run_dir: Path, limits: dict[str, Any]) -> None:
     """With a budget, every agent that pays for model calls must have a price (else the budget cannot
     be kept). A replay agent pays nothing: it needs one only where the run prices replay."""
     if not _limited(limits):
         return
-    layout = StudyLayout(str(study_dir))
+    layout = RunLayout(str(run_dir))
     try:
-        agents = json.loads((Path(study_dir) / INPUTS_FILE).read_text())["agents"]
+        agents = json.loads((Path(run_dir) / INPUTS_FILE).read_text())["agents"]
         table = PriceTable.parse(json.loads(Path(layout.prices_file).read_text()))
     except (OSError, ValueError, KeyError) as exc:
-        raise SpecSnapError(f"{study_dir}: a budget needs the plan's agents and price table ({exc})") from None
+        raise SpecSnapError(f"{run_dir}: a budget needs the plan's agents and price table ({exc})") from None
     for name, agent in sorted(agents.items()):
         proxy = agent.get("proxy", "none")
         if proxy == "none" or (proxy == "replay" and not limits.get(PRICE_REPLAY)):
@@ -97,16 +97,16 @@ def _raised(old: dict[str, Any], new: dict[str, Any], by: str | None, priced_rep
     return any(new[k] is None or (old.get(k) is not None and new[k] > float(old[k])) for k in keys)
 
 
-def reopen(study_dir: Path, limits: dict[str, float | None], dry_run: bool = False) -> list[str]:
+def reopen(run_dir: Path, limits: dict[str, float | None], dry_run: bool = False) -> list[str]:
     """For every trial a lower limit stopped: move its first stopped session and every stage after it
     aside (``<trial>/budget_exhausted.<n>/``, kept for the record), so Snakemake runs them again from
     the last stage before; the trials."""
-    study = StudyLayout(str(study_dir))
-    stages = {c["trial"]: c["stages"].split(",") for c in read_cells(Path(study.cells))} \
-        if Path(study.cells).is_file() else {}
+    run = RunLayout(str(run_dir))
+    stages = {c["trial"]: c["stages"].split(",") for c in read_cells(Path(run.cells))} \
+        if Path(run.cells).is_file() else {}
     reopened = []
     for trial, order in sorted(stages.items()):
-        layout = study.trial(trial)
+        layout = run.trial(trial)
         first = next((i for i, stage in enumerate(order) if stage.startswith(("session_", "handoff_"))
                       and _stopped_below(Path(layout.stage_json(stage)), limits)), None)
         if first is None:
@@ -125,7 +125,7 @@ def reopen(study_dir: Path, limits: dict[str, float | None], dry_run: bool = Fal
         # Snakemake does not go back for stages that are merely missing while the run's final files
         # stand: the leaderboard's JSON goes (the aggregate writes it again), so the tables are made
         # again, which needs the moved stages again.
-        Path(study.leaderboard("json")).unlink(missing_ok=True)
+        Path(run.leaderboard("json")).unlink(missing_ok=True)
     return reopened
 
 
@@ -146,27 +146,27 @@ def _stopped_below(stage_json: Path, limits: dict[str, float | None]) -> bool:
                    bool(budget.get("replay_priced_for_budget_test")))
 
 
-def apply_budget(study_dir: Path, command_line: dict[str, Any], dry_run: bool = False,
+def apply_budget(run_dir: Path, command_line: dict[str, Any], dry_run: bool = False,
                  shared: bool = True) -> list[str]:
     """Write the run's effective limits; open again what a smaller budget stopped. Lines to print.
     A dry run (``snakemake -n``) changes nothing and says what a run would do."""
     from sdcs_bench.pipeline.runlock import StudyBusy, hold_study_lock
 
-    limits = effective_limits(study_dir, command_line)
+    limits = effective_limits(run_dir, command_line)
     if not shared and _limited(limits):
         raise SpecSnapError("a budget is kept in a spend ledger every job of the run shares, and this run's jobs share "
                             "no file system (a storage provider): run it without a budget, or on a shared directory "
                             "(local, SLURM)")
-    _check_priced(study_dir, limits)
+    _check_priced(run_dir, limits)
     try:  # only the run that holds the directory sets its budget (a second invocation leaves it alone)
-        hold_study_lock(Path(study_dir))
+        hold_study_lock(Path(run_dir))
     except StudyBusy:
         return ["budget: another run holds this directory; its budget is left as that run set it"]
-    path = limits_path(study_dir)
-    old = read_limits(study_dir) if path.is_file() else None
+    path = limits_path(run_dir)
+    old = read_limits(run_dir) if path.is_file() else None
     if old == limits:
         return []
-    reopened = reopen(study_dir, limits, dry_run) if old is not None else []
+    reopened = reopen(run_dir, limits, dry_run) if old is not None else []
     if not dry_run:  # (after the stages are moved: an interrupted move is done again next time)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(path, json.dumps(limits, indent=2, sort_keys=True) + "\n")

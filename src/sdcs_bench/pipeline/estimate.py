@@ -37,7 +37,7 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.prices import KINDS, PER, Price, PriceTable, add
 from sdcs_bench.pipeline.leaderboard import published
 from sdcs_bench.pipeline.plan.planner import make_plan
-from sdcs_bench.pipeline.plan.settings import read_prices
+from sdcs_bench.pipeline.plan.settings import conf_prices
 from sdcs_bench.trial.components import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND, AgentConfig
 from sdcs_bench.trial.workload import load_workload
 
@@ -188,7 +188,7 @@ NO_SPLIT = ("no split known: priced as uncached input, the range from all cache 
 def estimate(study: str, overrides: list[str] | None = None, pilot_dir: Path | None = None,
              results: Path = Path("results")) -> tuple[list[AgentEstimate], PriceTable]:
     plan = make_plan(study, list(overrides or []), results, keys=False)  # (an estimate needs no key)
-    prices = read_prices()
+    prices = conf_prices()
     pilot = read_pilot(pilot_dir) if pilot_dir is not None else None
     by_agent: dict[str, AgentEstimate] = {}
     bases: dict[tuple[str, str], Basis] = {}

@@ -31,16 +31,16 @@ from pathlib import Path
 from typing import Iterable
 
 from sdcs_bench.core.fsutil import sha256_file
-from sdcs_bench.pipeline.layout import StudyLayout, TrialLayout
+from sdcs_bench.pipeline.layout import RunLayout, TrialLayout
 
 INPUTS_KEY = "inputs"
 
 
-def input_record(study_dir: Path, paths: Iterable[Path | str]) -> dict[str, str]:
+def input_record(run_dir: Path, paths: Iterable[Path | str]) -> dict[str, str]:
     """``{path under the run directory: sha256}`` of a job's inputs. Inputs outside the run
     directory (a real repository's cached source and environment, which the rules take as
     ``ancient``) are not recorded: they never make a stage stale."""
-    root = Path(study_dir).resolve()
+    root = Path(run_dir).resolve()
     record = {}
     for path in paths:
         try:
@@ -58,7 +58,7 @@ def _mtime_ns(path: Path) -> int | None:
         return None
 
 
-def _bring_up_to_date(study_dir: Path, record_file: Path, outputs: list[Path]) -> str | None:
+def _bring_up_to_date(run_dir: Path, record_file: Path, outputs: list[Path]) -> str | None:
     """``"current"`` when the job's outputs are no older than its recorded inputs, ``"restored"``
     when they were older but made from the very same bytes (their times are then set to the newest
     input's), ``None`` when the job must run (no record, an output missing, an input changed)."""
@@ -71,7 +71,7 @@ def _bring_up_to_date(study_dir: Path, record_file: Path, outputs: list[Path]) -
         return None
     if not isinstance(inputs, dict) or not inputs:
         return None
-    in_paths = {rel: study_dir / rel for rel in inputs}
+    in_paths = {rel: run_dir / rel for rel in inputs}
     in_times = [_mtime_ns(p) for p in in_paths.values()]
     if None in in_times:
         return None
@@ -97,17 +97,17 @@ def _with_benchmark(outputs: Iterable[str], benchmark: str) -> list[Path]:
     return [*paths, Path(benchmark)] if Path(benchmark).exists() else paths
 
 
-def restore_order(study_dir: Path, trials: dict[str, list[str]]) -> list[str]:
+def restore_order(run_dir: Path, trials: dict[str, list[str]]) -> list[str]:
     """Give finished stages whose recorded inputs equal the current ones their place after those
     inputs in time (see the module's description). ``trials``: each trial's stages in order.
     Returns the jobs whose times were restored (``trial/stage``, ``aggregate``)."""
-    study_dir = Path(study_dir)
-    study = StudyLayout(str(study_dir))
+    run_dir = Path(run_dir)
+    run = RunLayout(str(run_dir))
     restored, complete = [], True
     for trial, stages in trials.items():
-        layout = TrialLayout(str(study_dir), trial)
+        layout = TrialLayout(str(run_dir), trial)
         for stage in stages:
-            state = _bring_up_to_date(study_dir, Path(layout.stage_json(stage)),
+            state = _bring_up_to_date(run_dir, Path(layout.stage_json(stage)),
                                       _with_benchmark(layout.outputs(stage).values(), layout.benchmark(stage)))
             if state is None:
                 complete = False
@@ -115,12 +115,12 @@ def restore_order(study_dir: Path, trials: dict[str, list[str]]) -> list[str]:
             if state == "restored":
                 restored.append(f"{trial}/{stage}")
     if complete:
-        outputs = _with_benchmark(study.aggregate_outputs(), study.benchmark("aggregate", "aggregate"))
-        state = _bring_up_to_date(study_dir, Path(study.aggregate_record), outputs)
+        outputs = _with_benchmark(run.aggregate_outputs(), run.benchmark("aggregate", "aggregate"))
+        state = _bring_up_to_date(run_dir, Path(run.aggregate_record), outputs)
         if state == "restored":
             restored.append("aggregate")
         if state is not None and _bring_up_to_date(
-                study_dir, Path(study.report_record),
-                _with_benchmark([study.report_dir], study.benchmark("report", "report"))) == "restored":
+                run_dir, Path(run.report_record),
+                _with_benchmark([run.report_dir], run.benchmark("report", "report"))) == "restored":
             restored.append("report")
     return restored

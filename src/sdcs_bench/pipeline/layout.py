@@ -2,7 +2,7 @@
 
 The Snakemake rules (``workflow/rules/common.smk``) and the Python stages both take paths from
 here, so a file is named once. Paths are plain strings built by formatting, so the rules can
-pass wildcard patterns (``TrialLayout(study_dir, "{trial}").stage_json("session_{k}")``).
+pass wildcard patterns (``TrialLayout(run_dir, "{trial}").stage_json("session_{k}")``).
 
     results/<run>/
       plan/study.json  plan/cells.tsv  plan/trials/<trial>.json  plan/repos/<workload>.json
@@ -56,12 +56,12 @@ def stage_rule(stage: str) -> str:
 
 
 @dataclass(frozen=True)
-class StudyLayout:
-    study_dir: str
+class RunLayout:
+    run_dir: str
 
     @property
     def plan_dir(self) -> str:
-        return f"{self.study_dir}/plan"
+        return f"{self.run_dir}/plan"
 
     @property
     def cells(self) -> str:
@@ -94,45 +94,45 @@ class StudyLayout:
         return f"{self.plan_dir}/trials/{trial}.json"
 
     def trial(self, trial: str) -> TrialLayout:
-        return TrialLayout(self.study_dir, trial)
+        return TrialLayout(self.run_dir, trial)
 
     @property
     def by_hand_dir(self) -> str:
         """Trials a person ran by hand and scored into this run (``evaluate-sandbox --run``)."""
-        return f"{self.study_dir}/by_hand"
+        return f"{self.run_dir}/by_hand"
 
     def by_hand_card(self, trial: str) -> str:
         return f"{self.by_hand_dir}/{trial}/scorecard.json"
 
     @property
     def scorecards(self) -> str:
-        return f"{self.study_dir}/scorecards.csv"
+        return f"{self.run_dir}/scorecards.csv"
 
     @property
     def ledger(self) -> str:
-        return f"{self.study_dir}/ledger.csv"
+        return f"{self.run_dir}/ledger.csv"
 
     @property
     def calls(self) -> str:
-        return f"{self.study_dir}/calls.csv"
+        return f"{self.run_dir}/calls.csv"
 
     @property
     def paired(self) -> str:
         """Paired differences against each axis's baseline (docs/statistics.md)."""
-        return f"{self.study_dir}/paired.csv"
+        return f"{self.run_dir}/paired.csv"
 
     def leaderboard(self, ext: str) -> str:
-        return f"{self.study_dir}/leaderboard.{ext}"
+        return f"{self.run_dir}/leaderboard.{ext}"
 
     @property
     def plots_dir(self) -> str:
         """The study's plots (PNG and SVG), written by aggregate (:mod:`.plots`)."""
-        return f"{self.study_dir}/plots"
+        return f"{self.run_dir}/plots"
 
     @property
     def report_dir(self) -> str:
         """The static HTML report (:mod:`.report`)."""
-        return f"{self.study_dir}/report"
+        return f"{self.run_dir}/report"
 
     @property
     def report_index(self) -> str:
@@ -146,7 +146,7 @@ class StudyLayout:
     @property
     def aggregate_record(self) -> str:
         """What the tables were made from (the SHA-256 of every input), written last by aggregate."""
-        return f"{self.study_dir}/{AGGREGATE_RECORD}"
+        return f"{self.run_dir}/{AGGREGATE_RECORD}"
 
     def aggregate_outputs(self) -> list[str]:
         """Every file the aggregate rule declares, its record last."""
@@ -154,11 +154,11 @@ class StudyLayout:
                 self.plots_dir, self.aggregate_record]
 
     def log(self, rule: str, name: str) -> str:
-        return f"{self.study_dir}/logs/{rule}/{name}.log" if rule not in STUDY_RULES else f"{self.study_dir}/logs/{rule}.log"
+        return f"{self.run_dir}/logs/{rule}/{name}.log" if rule not in STUDY_RULES else f"{self.run_dir}/logs/{rule}.log"
 
     def benchmark(self, rule: str, name: str) -> str:
-        return (f"{self.study_dir}/benchmarks/{rule}/{name}.tsv" if rule not in STUDY_RULES
-                else f"{self.study_dir}/benchmarks/{rule}.tsv")
+        return (f"{self.run_dir}/benchmarks/{rule}/{name}.tsv" if rule not in STUDY_RULES
+                else f"{self.run_dir}/benchmarks/{rule}.tsv")
 
 
 @dataclass(frozen=True)
@@ -192,12 +192,12 @@ class CacheLayout:
 
 @dataclass(frozen=True)
 class TrialLayout:
-    study_dir: str
+    run_dir: str
     trial: str
 
     @property
     def trial_dir(self) -> str:
-        return f"{self.study_dir}/trials/{self.trial}"
+        return f"{self.run_dir}/trials/{self.trial}"
 
     def stage_dir(self, stage: str) -> str:
         return f"{self.trial_dir}/{stage}"
@@ -241,11 +241,11 @@ class TrialLayout:
 
     def log(self, stage: str) -> str:
         rule = stage_rule(stage)
-        return StudyLayout(self.study_dir).log(rule, self.trial if rule == stage else f"{self.trial}.{stage}")
+        return RunLayout(self.run_dir).log(rule, self.trial if rule == stage else f"{self.trial}.{stage}")
 
     def benchmark(self, stage: str) -> str:
         rule = stage_rule(stage)
-        return StudyLayout(self.study_dir).benchmark(rule, self.trial if rule == stage else f"{self.trial}.{stage}")
+        return RunLayout(self.run_dir).benchmark(rule, self.trial if rule == stage else f"{self.trial}.{stage}")
 
 
 def trial_layout(stage_dir: Path) -> TrialLayout:

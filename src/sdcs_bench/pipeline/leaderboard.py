@@ -66,10 +66,10 @@ def _enumeration_table() -> dict[str, Any]:
             "rows": [[name, value, mine.get(name)] for name, value in pub["figures"].items()]}
 
 
-def local(study_dir: Path) -> dict[str, Any] | None:
+def local(run_dir: Path) -> dict[str, Any] | None:
     """The run's ``leaderboard.json``; rows aggregated before rows named their source get it from
     their kind (model and harness "unknown" where the row does not say)."""
-    path = study_dir / "leaderboard.json"
+    path = run_dir / "leaderboard.json"
     if not path.is_file():
         return None
     board = json.loads(path.read_text())
@@ -205,15 +205,15 @@ def _published_tables() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return pub, pub["tables"]
 
 
-def document(study_dir: Path) -> dict[str, Any]:
+def document(run_dir: Path) -> dict[str, Any]:
     """Everything every format shows, as data: the JSON format, checked against the schema."""
     pub, tables = _published_tables()
-    board = local(study_dir)
+    board = local(run_dir)
     published_tables = [
         {"title": t["title"], "source": " ".join(str(t.get("source") or pub["source"]).split()), "columns": t["columns"],
          "rows": [{"source": PUBLISHED_SOURCE, "values": dict(zip(t["columns"], row))} for row in t["rows"]]}
         for t in tables]
-    local_part: dict[str, Any] = {"label": LOCAL_LABEL, "study": None, "run": study_dir.name, "notices": [],
+    local_part: dict[str, Any] = {"label": LOCAL_LABEL, "study": None, "run": run_dir.name, "notices": [],
                                   "rows": [], "pivots": []}
     if board is not None:
         local_part.update(study=board["study"], run=board["run"],
@@ -232,14 +232,14 @@ def validate(doc: dict[str, Any]) -> None:
     jsonschema.validate(doc, json.loads(_data("leaderboard.schema.json")))
 
 
-def as_json(study_dir: Path) -> str:
-    return json.dumps(document(study_dir), indent=2)
+def as_json(run_dir: Path) -> str:
+    return json.dumps(document(run_dir), indent=2)
 
 
-def as_csv(study_dir: Path) -> str:
+def as_csv(run_dir: Path) -> str:
     """One line per (source, workload, variant, agent, arm): the local rows, and the published tier
     rows beside them (the other published tables have other shapes: see ``--format json``)."""
-    doc = document(study_dir)
+    doc = document(run_dir)
     out = io.StringIO()
     cols = ["source", "workload", "variant", "continuation", "agent", "arm", "n", "net", "net_lo", "net_hi", "of",
             "trials", "invalid", "tampered", "matches_expected", "note"]
@@ -265,7 +265,7 @@ def _pivot_markdown(pivot: Pivot) -> list[str]:
     return [*lines, ""]
 
 
-def as_markdown(study_dir: Path) -> str:
+def as_markdown(run_dir: Path) -> str:
     pub, tables = _published_tables()
     out = [f"# {PUBLISHED_LABEL}", "", f"Source: {pub['source']}", ""]
     for table in tables:
@@ -276,19 +276,19 @@ def as_markdown(study_dir: Path) -> str:
                 "|" + "---|" * len(table["columns"])]
         out += ["| " + " | ".join(str(v) for v in row) + " |" for row in table["rows"]]
         out.append("")
-    board = local(study_dir)
+    board = local(run_dir)
     out += [f"# {LOCAL_LABEL}", ""]
     if board is None:
-        out.append(f"No local results in {study_dir} yet: run `snakemake --cores 2`.")
+        out.append(f"No local results in {run_dir} yet: run `snakemake --cores 2`.")
         return "\n".join(out) + "\n"
     out += [f"## Study `{board['study']}` at a glance: net/of by agent and arm", "", LEGEND + ".", ""]
     for pivot in pivots(board, tables):
         out += _pivot_markdown(pivot)
-    out.append((study_dir / "leaderboard.md").read_text())
+    out.append((run_dir / "leaderboard.md").read_text())
     return "\n".join(out) + "\n"
 
 
-def print_table(study_dir: Path, console: Any = None) -> None:
+def print_table(run_dir: Path, console: Any = None) -> None:
     """The pivots and the published tables, readable in an 80-column terminal: no cell is cut
     (columns wrap, and a pivot with more arms than fit is split into several tables)."""
     from rich.console import Console
@@ -297,9 +297,9 @@ def print_table(study_dir: Path, console: Any = None) -> None:
 
     console = console or Console()
     pub, tables = _published_tables()
-    board = local(study_dir)
+    board = local(run_dir)
     if board is None:
-        console.print(f"[bold]{LOCAL_LABEL}[/]: no results in {study_dir} yet; run `snakemake --cores 2`.")
+        console.print(f"[bold]{LOCAL_LABEL}[/]: no results in {run_dir} yet; run `snakemake --cores 2`.")
     else:
         console.print(f"[bold]study {board['study']}[/] (run {board['run']}) — {LOCAL_LABEL}", highlight=False)
         for notice in (board.get("notice"), board.get("replay_notice")):

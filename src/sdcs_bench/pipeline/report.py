@@ -37,7 +37,7 @@ from sdcs_bench.pipeline.aggregate import by_hand_cards
 from sdcs_bench.pipeline.labels import source_label
 from sdcs_bench.pipeline.stats import Settings
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
-from sdcs_bench.pipeline.layout import StudyLayout, TrialLayout
+from sdcs_bench.pipeline.layout import RunLayout, TrialLayout
 
 FILE_LIMIT = 64 * 1024          # bytes of one file shown from a snapshot
 SNAPSHOT_LIMIT = 1024 * 1024    # bytes of file contents shown per session snapshot
@@ -207,8 +207,8 @@ def _read_snapshot(path: Path, notes: list[str]) -> tuple[list, dict, int, int]:
     return files, notes_files, total, listed
 
 
-def _sessions(study_dir: Path, trial: str, stages: list[str], notes: list[str]) -> list[dict[str, Any]]:
-    layout = TrialLayout(str(study_dir), trial)
+def _sessions(run_dir: Path, trial: str, stages: list[str], notes: list[str]) -> list[dict[str, Any]]:
+    layout = TrialLayout(str(run_dir), trial)
     out = []
     for stage in [s for s in stages if s.startswith("session_")]:
         files = {k: Path(v) for k, v in layout.outputs(stage).items()}
@@ -234,9 +234,9 @@ def _sessions(study_dir: Path, trial: str, stages: list[str], notes: list[str]) 
     return out
 
 
-def _handoffs(study_dir: Path, trial: str, stages: list[str]) -> list[dict[str, Any]]:
+def _handoffs(run_dir: Path, trial: str, stages: list[str]) -> list[dict[str, Any]]:
     """Each handoff of a continuation trial: its record and the text it put into the next prompt."""
-    layout = TrialLayout(str(study_dir), trial)
+    layout = TrialLayout(str(run_dir), trial)
     out = []
     for stage in [s for s in stages if s.startswith("handoff_")]:
         files = layout.outputs(stage)
@@ -264,17 +264,17 @@ def _requirements(card: dict[str, Any]) -> list[tuple[str, Any]]:
     return list(reqs.items()) if isinstance(reqs, dict) else []
 
 
-def _trial_page(env, study_dir: Path, cell: dict[str, str], study: str) -> str:
-    layout = TrialLayout(str(study_dir), cell["trial"])
+def _trial_page(env, run_dir: Path, cell: dict[str, str], study: str) -> str:
+    layout = TrialLayout(str(run_dir), cell["trial"])
     card = json.loads(Path(layout.file("score", "scorecard.json")).read_text())
-    plan = json.loads(Path(StudyLayout(str(study_dir)).trial_file(cell["trial"])).read_text())
+    plan = json.loads(Path(RunLayout(str(run_dir)).trial_file(cell["trial"])).read_text())
     arm = plan.get("arm") or {}
     notes = list(dict.fromkeys([*(arm.get("memory_files") or []), *([arm["notes_file"]] if arm.get("notes_file") else [])]))
-    sessions = _sessions(study_dir, cell["trial"], cell["stages"].split(","), notes)
+    sessions = _sessions(run_dir, cell["trial"], cell["stages"].split(","), notes)
     inject = Path(layout.stage_json("inject"))
     injection = json.loads(inject.read_text()) if "inject" in cell["stages"].split(",") and inject.is_file() else None
     return env.get_template("trial.html.j2").render(
-        injection=injection, handoffs=_handoffs(study_dir, cell["trial"], cell["stages"].split(",")),
+        injection=injection, handoffs=_handoffs(run_dir, cell["trial"], cell["stages"].split(",")),
         study=study, card=card, cell=cell, arm=arm, notes=notes, sessions=sessions, timeline=_timeline(sessions),
         requirements=_requirements(card), source=source_label(card["agent_kind"], card.get("model"), card.get("harness")),
         csp=_csp(None), css=_asset("report.css"), limits={"file": FILE_LIMIT, "transcript": TRANSCRIPT_LIMIT},
@@ -292,7 +292,7 @@ def _by_hand_page(env, card: dict[str, Any], study: str) -> str:
         published_label=lb.PUBLISHED_LABEL)
 
 
-def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame, plots: list[str]) -> str:
+def _index_page(env, run_dir: Path, board: dict[str, Any], cards: pd.DataFrame, plots: list[str]) -> str:
     script = _asset("report.js")
     trials_by_group: dict[tuple, list[str]] = {}
     if "continuation" not in cards:  # (scorecards written before continuation modes: all reset)
@@ -310,43 +310,43 @@ def _index_page(env, study_dir: Path, board: dict[str, Any], cards: pd.DataFrame
         board=board, rows=rows, cards=cards.to_dict("records"), pivots=lb.pivots(board, tables),
         paired=board.get("paired") or [], statistics=board.get("statistics") or Settings().to_dict(),
         cost_line=board.get("cost_line") or "", truth_checks=board.get("truth_checks") or [],
-        published_tables=lb.document(study_dir)["published"]["tables"],
+        published_tables=lb.document(run_dir)["published"]["tables"],
         plots=plots, legend=lb.LEGEND, published_label=lb.PUBLISHED_LABEL, local_label=lb.LOCAL_LABEL,
         csp=_csp(script), css=_asset("report.css"), script=script)
 
 
-def write_report(study_dir: Path, progress: Any = None) -> Path:
+def write_report(run_dir: Path, progress: Any = None) -> Path:
     """Write the report of an aggregated study; returns ``index.html``. ``progress``: a callable
     given each trial's id as its page is written (the CLI's progress bar)."""
     from sdcs_bench.pipeline.plan.files import read_cells
 
-    study = StudyLayout(str(study_dir))
-    board = lb.local(Path(study_dir))
+    run = RunLayout(str(run_dir))
+    board = lb.local(Path(run_dir))
     if board is None:
-        raise FileNotFoundError(f"{study_dir}: no leaderboard.json; run the aggregate first")
-    cards = pd.read_csv(study.scorecards, keep_default_na=False, na_values=[""], dtype={
+        raise FileNotFoundError(f"{run_dir}: no leaderboard.json; run the aggregate first")
+    cards = pd.read_csv(run.scorecards, keep_default_na=False, na_values=[""], dtype={
         k: str for k in ("trial", "workload", "arm", "agent", "variant", "continuation")})
-    out = Path(study.report_dir)
+    out = Path(run.report_dir)
     (out / "trials").mkdir(parents=True, exist_ok=True)
     for stale in ("plots", "trials"):  # what an earlier report wrote and this one would not
         shutil.rmtree(out / stale, ignore_errors=True)
     (out / "trials").mkdir(parents=True)
     plots = []
-    if Path(study.plots_dir).is_dir():
-        shutil.copytree(study.plots_dir, out / "plots", dirs_exist_ok=True)
+    if Path(run.plots_dir).is_dir():
+        shutil.copytree(run.plots_dir, out / "plots", dirs_exist_ok=True)
         plots = sorted(p.name for p in (out / "plots").glob("*.svg"))
     env = _templates()
     inputs_by_hand: list[Path] = []
-    cells = read_cells(Path(study.cells)) if Path(study.cells).is_file() else []
+    cells = read_cells(Path(run.cells)) if Path(run.cells).is_file() else []
     for cell in cells:
-        _write(out / "trials" / f"{cell['trial']}.html", _trial_page(env, Path(study_dir), cell, board["study"]))
+        _write(out / "trials" / f"{cell['trial']}.html", _trial_page(env, Path(run_dir), cell, board["study"]))
         if progress:
             progress(cell["trial"])
-    for path, card in by_hand_cards(Path(study_dir)):  # no stages: the scorecard is all there is
+    for path, card in by_hand_cards(Path(run_dir)):  # no stages: the scorecard is all there is
         _write(out / "trials" / f"{card['trial']}.html", _by_hand_page(env, card, board["study"]))
         inputs_by_hand.append(path)
-    _write(Path(study.report_index), _index_page(env, Path(study_dir), board, cards, plots))
-    inputs = [study.aggregate_record, study.leaderboard("json"), study.scorecards, *map(str, inputs_by_hand),
-              *sorted(p for p in Path(study.plots_dir).glob("*") if p.suffix in (".png", ".svg"))]
-    atomic_write(Path(study.report_record), json.dumps({INPUTS_KEY: input_record(Path(study_dir), inputs)}, indent=2))
-    return Path(study.report_index)
+    _write(Path(run.report_index), _index_page(env, Path(run_dir), board, cards, plots))
+    inputs = [run.aggregate_record, run.leaderboard("json"), run.scorecards, *map(str, inputs_by_hand),
+              *sorted(p for p in Path(run.plots_dir).glob("*") if p.suffix in (".png", ".svg"))]
+    atomic_write(Path(run.report_record), json.dumps({INPUTS_KEY: input_record(Path(run_dir), inputs)}, indent=2))
+    return Path(run.report_index)

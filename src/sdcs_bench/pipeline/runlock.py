@@ -26,33 +26,33 @@ class StudyBusy(SpecSnapError):
     """Another live process is running this study directory."""
 
 
-def hold_study_lock(study_dir: Path) -> None:
+def hold_study_lock(run_dir: Path) -> None:
     """Take the study directory's run lock for the rest of this process, or raise :class:`StudyBusy`
     naming the process that holds it. Taking it again in the same process is a no-op."""
-    study_dir = Path(study_dir).resolve()
-    if study_dir in _held:
+    run_dir = Path(run_dir).resolve()
+    if run_dir in _held:
         return
-    lock_path = study_dir / LOCK_FILE
+    lock_path = run_dir / LOCK_FILE
     if lock_path.is_file():
         # Look before creating anything: a busy directory must not be touched at all.
         with open(lock_path) as probe:
             try:
                 fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise StudyBusy(f"{study_dir} is in use by another run ({_holder(lock_path)})") from None
+                raise StudyBusy(f"{run_dir} is in use by another run ({_holder(lock_path)})") from None
             fcntl.flock(probe, fcntl.LOCK_UN)
-    study_dir.mkdir(parents=True, exist_ok=True)
+    run_dir.mkdir(parents=True, exist_ok=True)
     fh = open(lock_path, "a+")
     try:
         fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         fh.close()
-        raise StudyBusy(f"{study_dir} is in use by another run ({_holder(lock_path)})") from None
+        raise StudyBusy(f"{run_dir} is in use by another run ({_holder(lock_path)})") from None
     fh.seek(0)
     fh.truncate()
     fh.write(json.dumps({"pid": os.getpid(), "since": time.strftime("%Y-%m-%d %H:%M:%S")}) + "\n")
     fh.flush()
-    _held[study_dir] = fh
+    _held[run_dir] = fh
 
 
 def _holder(lock_path: Path) -> str:

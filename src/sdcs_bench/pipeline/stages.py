@@ -110,7 +110,7 @@ def _finish(stage_dir: Path, name: str, trial: TrialSpec, started: float, inputs
         "wall_s": round(time.time() - started, 3),
         "reference_policy": trial.is_reference,
         **fields,
-        INPUTS_KEY: input_record(Path(trial_layout(stage_dir).study_dir), made_from),
+        INPUTS_KEY: input_record(Path(trial_layout(stage_dir).run_dir), made_from),
     }
     atomic_write(stage_dir / STAGE_FILE, json.dumps(record, indent=2, default=str))
     return record
@@ -150,7 +150,7 @@ def _resolve_cut(trial: TrialSpec, index: int, stage_dir: Path):
     if not control:
         raise SpecSnapError(f"trial {trial.trial_id}: its cut {session.cleave} needs the uninterrupted control's "
                             "tokens, and its trial file names no control; rerun `specsnap plan`")
-    path = Path(TrialLayout(trial_layout(stage_dir).study_dir, control).file("score", SCORECARD))
+    path = Path(TrialLayout(trial_layout(stage_dir).run_dir, control).file("score", SCORECARD))
     try:
         card = json.loads(path.read_text())
     except (OSError, ValueError):

@@ -22,7 +22,7 @@ from typing import Any, NoReturn, Sequence
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import workflow_project
-from sdcs_bench.pipeline.layout import CacheLayout, StudyLayout
+from sdcs_bench.pipeline.layout import CacheLayout, RunLayout
 from sdcs_bench.pipeline.plan import (
     CELLS_VAR,
     check_run_config,
@@ -148,8 +148,8 @@ class Run:
         return f"{self.results}/{self.name}"
 
     @cached_property
-    def layout(self) -> StudyLayout:
-        return StudyLayout(self.dir)  # every file name comes from sdcs_bench.pipeline.layout
+    def layout(self) -> RunLayout:
+        return RunLayout(self.dir)  # every file name comes from sdcs_bench.pipeline.layout
 
     @cached_property
     def cache(self) -> CacheLayout:

@@ -93,18 +93,18 @@ def _usd(amount: float) -> float:
     return math.ceil(round(amount * 1e8, 3)) / 1e8
 
 
-def limits_path(study_dir: Path) -> Path:
-    return Path(study_dir) / BUDGET_DIR / LIMITS_FILE
+def limits_path(run_dir: Path) -> Path:
+    return Path(run_dir) / BUDGET_DIR / LIMITS_FILE
 
 
-def spend_path(study_dir: Path) -> Path:
-    return Path(study_dir) / BUDGET_DIR / SPEND_FILE
+def spend_path(run_dir: Path) -> Path:
+    return Path(run_dir) / BUDGET_DIR / SPEND_FILE
 
 
-def read_limits(study_dir: Path) -> dict[str, Any]:
+def read_limits(run_dir: Path) -> dict[str, Any]:
     """The run's effective limits (both None: no budget) and its ``price_replay`` setting."""
     try:
-        data = json.loads(limits_path(study_dir).read_text())
+        data = json.loads(limits_path(run_dir).read_text())
     except (OSError, ValueError):
         return {"max_usd": None, "trial_max_usd": None, "price_replay": False}
     limits: dict[str, Any] = {k: (float(data[k]) if data.get(k) is not None else None) for k in LIMIT_KEYS}
@@ -329,12 +329,12 @@ def _tally(text: str, trial: str, now: float) -> _Tally:
 class Budget:
     """One session's view of the run's budget."""
 
-    def __init__(self, study_dir: Path, trial: str, stage: str) -> None:
-        self.study_dir = Path(study_dir)
+    def __init__(self, run_dir: Path, trial: str, stage: str) -> None:
+        self.run_dir = Path(run_dir)
         self.trial, self.stage = trial, stage
-        self.limits = read_limits(self.study_dir)
+        self.limits = read_limits(self.run_dir)
         self.price_replay = bool(self.limits.get("price_replay"))
-        prices = self.study_dir / "plan" / "prices.json"
+        prices = self.run_dir / "plan" / "prices.json"
         self.prices = PriceTable.parse(json.loads(prices.read_text())) if prices.is_file() else PriceTable()
         self._lock = threading.RLock()
         self.refused: str | None = None  # the reason of the first refusal, if any
@@ -352,7 +352,7 @@ class Budget:
         return mode == "replay" and not self.price_replay
 
     def _locked(self, mode: str):
-        path = spend_path(self.study_dir)
+        path = spend_path(self.run_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
         fh = open(path, mode)
         fcntl.flock(fh, fcntl.LOCK_EX)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
-from sdcs_bench.core.paths import project_root, study_work_root
+from sdcs_bench.core.paths import project_root, run_work_root
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.components import REFERENCE_KIND, AgentConfig, Injection, VariantConfig
 from sdcs_bench.trial.continuation import Continuation
@@ -68,15 +68,15 @@ class TrialSpec:
         except ValueError as exc:
             raise SpecSnapError(f"trial file {path} is not valid JSON: {exc}") from None
         # <run>/plan/trials/<trial>.json
-        return dataclasses.replace(cls.from_dict(data, study_dir=path.parent.parent.parent), file=path)
+        return dataclasses.replace(cls.from_dict(data, run_dir=path.parent.parent.parent), file=path)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], study_dir: Path | None = None) -> TrialSpec:
-        """The trial, with its live sandbox under the work root of ``study_dir`` (its run's
+    def from_dict(cls, data: dict[str, Any], run_dir: Path | None = None) -> TrialSpec:
+        """The trial, with its live sandbox under the work root of ``run_dir`` (its run's
         directory; ``results/<run>`` when not given). Where the sandbox lives is decided here, where
         the stage runs, and never written into the trial file: the plan is the same in every clone
         and on every machine, so a clone that pulled finished results finds them up to date."""
-        study_dir = Path(study_dir) if study_dir is not None else Path("results") / str(data.get("run", ""))
+        run_dir = Path(run_dir) if run_dir is not None else Path("results") / str(data.get("run", ""))
         try:
             return cls(
                 trial_id=data["trial_id"],
@@ -101,7 +101,7 @@ class TrialSpec:
                                         float(data["session"]["infra_backoff_s"])),
                 scoring_timeout_s=float(data["scoring"]["timeout_s"]),
                 scoring_sentinels=dict(data["scoring"]["sentinels"]),
-                work_dir=study_work_root(study_dir) / data["trial_id"],
+                work_dir=run_work_root(run_dir) / data["trial_id"],
                 raw=data,
                 successor=AgentConfig.from_dict(data["successor"]) if data.get("successor") else None,
                 continuation=Continuation.from_trial(data.get("continuation")),

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sdcs_bench.core.fsutil import TMP_PREFIX
-from sdcs_bench.core.paths import conf_dir, project_root, study_work_root
+from sdcs_bench.core.paths import conf_dir, project_root, run_work_root
 from sdcs_bench.pipeline.plan.compat import check_agent_ready
 from sdcs_bench.pipeline.plan.overrides import run_name
 from sdcs_bench.pipeline.stability import Subset
@@ -63,7 +63,7 @@ def _inputs_digest(study: str, overrides: tuple[str, ...] | list[str], run: str,
     ident = {
         "format": PLAN_FORMAT, "study": study, "overrides": list(overrides), "run": run,
         "plan_dir": str(plan_dir.resolve()), "root": str(project_root()),
-        "work_root": str(study_work_root(plan_dir.parent)), "auto_backend": resolve_backend_name("auto"),
+        "work_root": str(run_work_root(plan_dir.parent)), "auto_backend": resolve_backend_name("auto"),
         "path": os.environ.get("PATH", ""), "subset": subset,
     }
     return hashlib.sha256(json.dumps([ident, files]).encode()).hexdigest()

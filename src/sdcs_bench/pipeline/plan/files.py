@@ -29,9 +29,9 @@ CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "referen
                 "score_image", "baseline", "successor_api")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 STUDY_FILE = "study.json"
-STATISTICS_FILE = "statistics.json"  # (StudyLayout.statistics_file)
-PRICES_FILE = "prices.json"  # (StudyLayout.prices_file)
-BUDGET_FILE = "budget.json"  # (StudyLayout.budget_file)
+STATISTICS_FILE = "statistics.json"  # (RunLayout.statistics_file)
+PRICES_FILE = "prices.json"  # (RunLayout.prices_file)
+BUDGET_FILE = "budget.json"  # (RunLayout.budget_file)
 
 
 @dataclass
@@ -51,7 +51,7 @@ class Plan:
     subset: dict[str, Any] | None = None  # a rerun batch: the finished run and share it repeats
 
     @property
-    def study_dir(self) -> Path:
+    def run_dir(self) -> Path:
         return self.directory.parent
 
 
@@ -164,7 +164,7 @@ def write_plan(plan: Plan, progress: Callable[..., None] | None = None) -> list[
     _check_identity(plan)
     files = render_plan(plan)
     try:
-        hold_study_lock(plan.study_dir)
+        hold_study_lock(plan.run_dir)
     except StudyBusy as busy:
         if _differs(files) or _stale(plan, files):
             raise SpecSnapError(f"{busy}; its plan differs from this run's, so nothing was written. Wait for it, "
@@ -182,9 +182,9 @@ def write_plan(plan: Plan, progress: Callable[..., None] | None = None) -> list[
         stale.unlink()
     # Results that travelled without their modification times (dvc pull): finished stages whose
     # recorded inputs are these very bytes are put back after them in time, so Snakemake keeps them.
-    restored = restore_order(plan.study_dir, {t["trial_id"]: list(t["stages"]) for t in plan.trials})
+    restored = restore_order(plan.run_dir, {t["trial_id"]: list(t["stages"]) for t in plan.trials})
     if restored:
-        print(f"specsnap: {len(restored)} finished job(s) in {plan.study_dir} were older than their inputs but made "
+        print(f"specsnap: {len(restored)} finished job(s) in {plan.run_dir} were older than their inputs but made "
               "from the same bytes (checked by SHA-256): kept as done", file=sys.stderr)
     atomic_write(plan.directory.parent / INPUTS_FILE, json.dumps(inputs_record(plan), indent=2) + "\n")
     return changed
@@ -208,9 +208,9 @@ def _check_identity(plan: Plan) -> None:
     if old is None or _same_identity(plan):
         return
     raise SpecSnapError(
-        f"{plan.study_dir} holds study {old.get('study')!r} with overrides {old.get('overrides')}; this run asks "
+        f"{plan.run_dir} holds study {old.get('study')!r} with overrides {old.get('overrides')}; this run asks "
         f"for study {plan.study!r} with overrides {list(plan.overrides)}, so nothing was written. Choose another "
-        f"--config name=NAME, or remove {plan.study_dir} to replace it"
+        f"--config name=NAME, or remove {plan.run_dir} to replace it"
     )
 
 

@@ -29,7 +29,7 @@ from sdcs_bench.pipeline.plan.current import plan_is_current
 from sdcs_bench.pipeline.plan.files import Plan, write_plan
 from sdcs_bench.pipeline.plan.grid import SAME, Cell, study_grid, trial_id, walk
 from sdcs_bench.pipeline.plan.overrides import run_name, split_overrides
-from sdcs_bench.pipeline.plan.settings import budget_settings, read_prices, rerun_subset, statistics_settings
+from sdcs_bench.pipeline.plan.settings import budget_settings, conf_prices, rerun_subset, statistics_settings
 from sdcs_bench.pipeline.repos import repo_plan
 from sdcs_bench.pipeline.stability import Subset
 from sdcs_bench.sandbox import resolve_backend_name
@@ -52,7 +52,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     """The plan of a study (``keys=False``: without asking for API keys, for a plan that runs nothing)."""
     config.check_option("study", study)
     run = run_name(study, overrides, name or (subset.default_name if subset else None))
-    study_dir = Path(results) / run
+    run_dir = Path(results) / run
     grid_overrides, hydra_overrides = split_overrides(list(overrides))
     cfg = _compose(study, hydra_overrides)
     grid = study_grid(StudyConfig.from_dict(cfg["study"]).grid, grid_overrides)
@@ -69,11 +69,11 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
                                            for k in ("image", "score_image")}))
     _link_controls(trials)
     _validate_trials(trials, memo.full_check)
-    prices = read_prices()
+    prices = conf_prices()
     budget = budget_settings(cfg)
     if subset is not None:
         trials = rerun_subset(trials, subset, study, list(overrides), Path(results))
-    return Plan(study, study_dir / "plan", trials, run, tuple(overrides), tuple(sorted(memo.sources)), memo.records,
+    return Plan(study, run_dir / "plan", trials, run, tuple(overrides), tuple(sorted(memo.sources)), memo.records,
                 statistics=statistics_settings(cfg), prices=prices.to_dict(), budget=budget,
                 subset=subset.to_dict() if subset else None)
 

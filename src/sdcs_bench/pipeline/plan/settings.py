@@ -46,7 +46,7 @@ def check_limit(name: str, value: Any) -> float | None:
     return number
 
 
-def read_prices() -> PriceTable:
+def conf_prices() -> PriceTable:
     """``conf/prices.yaml`` (docs/cost.md), checked: the plan carries it (``plan/prices.json``) to the
     stages that price calls and to the aggregate. No file: an empty table (every cost unknown)."""
     import yaml
