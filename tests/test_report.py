@@ -246,3 +246,37 @@ def test_a_rerun_of_the_report_leaves_nothing_stale(study, tmp_path):
     assert "gone.svg" not in (copy / "report" / "index.html").read_text()
     recorded = next(iter(json.loads((copy / "report" / "report.json").read_text()).values()))
     assert "plots/net_by_arm.svg" in recorded  # the plots are among the report's recorded inputs
+
+
+@pytest.mark.slow
+def test_a_pair_of_a_reference_policy_and_a_replay_is_told_as_both_everywhere(tmp_path, browser):
+    """Who did what (issue: handoffs told truthfully): each session's agent, harness and model in ledger.csv
+    and on the trial page's timeline, the pair on the leaderboard, the index's trial table and the page's
+    header, labelled as both kinds; a turn cut names its call, never a path it does not have."""
+    import pandas as pd
+
+    run = subprocess.run([sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                          "--cores", "2", "--config", "study=smoke", "name=pair",
+                          'overrides=["agent=[ref_amnesiac]","successor=[replay_codex]","arm=[Vanilla]",'
+                          '"variant=[cut_turns_1]","seed=[0]","continuation=[\\"trace:4000\\"]"]'],
+                         capture_output=True, text=True, env=os.environ.copy())
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    where = tmp_path / "results" / "pair"
+    ledger = pd.read_csv(where / "ledger.csv").set_index("session")
+    assert ledger.loc["S1", ["agent", "agent_kind", "harness"]].tolist() == ["ref_amnesiac", "reference policy", "reference"]
+    assert ledger.loc["S2", ["agent", "agent_kind", "harness"]].tolist() == ["replay_codex", "replay (scripted, no model)",
+                                                                           "codex"]
+    board = pd.read_csv(where / "leaderboard.csv")
+    assert board.loc[0, "source"] == "reference policy, then replay (codex, scripted, no model)"
+    assert board.loc[0, "successor_harness"] == "codex" and board.loc[0, "harness"] == "reference"
+    (page_file,) = (where / "report" / "trials").glob("*.html")
+    page = _page(browser, page_file.as_uri())
+    header = page.locator("table").first.inner_text()
+    assert "every later session: replay_codex, harness codex" in header and "then replay (codex" in header
+    timeline = page.locator("#timeline ~ table").first.inner_text()
+    assert "ref_amnesiac" in timeline and "replay_codex" in timeline and "codex" in timeline
+    assert "on None" not in page.content() and "at call 1" in timeline
+    assert "Some of its sessions ran a built-in reference policy" in page.content()
+    index = _page(browser, (where / "report" / "index.html").as_uri())
+    assert "reference policy, then replay (codex, scripted, no model)" in index.locator("#trials ~ table, #trials ~ div table").first.inner_text()
+    assert not page.errors and not index.errors

@@ -35,6 +35,7 @@ from sdcs_bench.coherence import shell
 EVENT_TYPES = ("file_read", "fact_extracted", "edit_intent", "test_feedback", "revert")
 SCHEMA = "specsnap.events/1"
 MAX_EVENTS = 100_000  # a session producing more is cut (and says so)
+CLOCK_SLACK_S = 0.001  # a record's times are kept to the millisecond: an entry this close to the start is the session's
 MAX_PATH_CHARS = 4096
 MAX_TEXT = 2000  # diagnostics, commands and messages are cut to this many characters
 ESCAPED_KEPT = 20
@@ -116,6 +117,10 @@ class Stream:
     not_recorded: dict[str, str] = field(default_factory=dict)  # event type -> why this record cannot yield it
     agent_written: list[str] = field(default_factory=list)  # every path the agent wrote, earlier sessions' too
     truncated: bool = False
+    # a resumed conversation's record also holds the earlier sessions' turns: recognised by their time
+    # (before this session started) and left out of every count and event; how many there were
+    carried_tool_events: int = 0
+    carried_events: int = 0
     # when each tool event began (ISO, None where its record has no time): the cost of resuming
     # counts the tool events up to a write by these (coherence/resume.py)
     tool_event_times: list[str | None] = field(default_factory=list)
@@ -131,6 +136,7 @@ class Stream:
             "escaped_count": self.escaped_count, "escaped": self.escaped, "not_recorded": self.not_recorded,
             "script_writes": sum(1 for e in self.events if e.type == "edit_intent" and e.payload.get("via_script")),
             "agent_written": self.agent_written, "truncated": self.truncated,
+            "carried": {"tool_events": self.carried_tool_events, "events": self.carried_events},
         }
 
     def jsonl(self) -> str:
@@ -149,8 +155,13 @@ class StreamBuilder:
     ``workdir`` is the sandbox path the harness saw (absolute paths in a record are judged against
     it); ``agent_written`` the paths earlier sessions of the trial wrote."""
 
-    def __init__(self, run_id: str, harness: str, workdir: str | Path, agent_written: tuple[str, ...] | list[str] = ()):
+    def __init__(self, run_id: str, harness: str, workdir: str | Path, agent_written: tuple[str, ...] | list[str] = (),
+                 since: float | None = None):
         self.stream = Stream(run_id, harness)
+        # ``since``: when this session started (a resumed conversation: what its record holds from
+        # before is the earlier sessions' history, not this session's work)
+        self.since = since
+        self.carrying = False  # the current tool event is carried history
         self.workdir = posixpath.normpath(str(workdir))
         self.version: dict[str, int] = {}
         self.written: set[str] = set(agent_written)
@@ -194,15 +205,32 @@ class StreamBuilder:
             self.stream.escaped.append(_cut(raw, 200))
 
     # -- events ----------------------------------------------------------------------------------
-    def step(self, ts: Any = None) -> int:
+    def carried(self, ts: Any) -> bool:
+        """Is a record entry of time ``ts`` history this session was carried, from before it started?
+        (An entry with no time is this session's.)"""
+        if self.since is None:
+            return False
+        stamp = iso_time(ts)
+        if stamp is None:
+            return False
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() < self.since - CLOCK_SLACK_S
+
+    def step(self, ts: Any = None) -> int | None:
         """A new tool event (one tool call of the agent), made at ``ts`` when the record says (else
-        its first event's time is taken); the events emitted next belong to it."""
+        its first event's time is taken); the events emitted next belong to it. One of an earlier
+        session (carried history) is not counted, and neither are its events."""
+        self.carrying = self.carried(ts)
+        if self.carrying:
+            self.stream.carried_tool_events += 1
+            return None
         self.stream.tool_events += 1
         self.tool_event = self.stream.tool_events
         self.stream.tool_event_times.append(iso_time(ts))
         return self.tool_event
 
-    def message(self, text: Any) -> None:
+    def message(self, text: Any, ts: Any = None) -> None:
+        if self.carried(ts):
+            return
         if isinstance(text, str) and text.strip():
             self.stream.messages += 1
             self.stream.final_message = _cut(text.strip(), 4000)
@@ -214,6 +242,9 @@ class StreamBuilder:
               unrecoverable: list[str]) -> Event | None:
         if len(self.stream.events) >= MAX_EVENTS:
             self.stream.truncated = True
+            return None
+        if self.carried(ts) or (self.carrying and iso_time(ts) is None):
+            self.stream.carried_events += 1
             return None
         timestamp = iso_time(ts)
         missing = list(unrecoverable) + ([] if timestamp else ["timestamp"])

@@ -141,7 +141,7 @@ def claude_code(stage_dir: Path, b: StreamBuilder) -> None:
                     continue
                 if block.get("type") == "text" and not side:
                     main_text = block.get("text")
-                    b.message(main_text)
+                    b.message(main_text, ts)
                 elif block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                     pending[block["id"]] = (block.get("name"), block.get("input"), ts, actor, _src(stage_dir, path, n),
                                             obj.get("cwd"))
@@ -316,7 +316,7 @@ def gemini_cli(stage_dir: Path, b: StreamBuilder) -> None:
                 continue
             source = _src(stage_dir, path, n)
             if actor == "agent":
-                b.message(_text(msg.get("content")))
+                b.message(_text(msg.get("content")), msg.get("timestamp"))
             for call in msg.get("toolCalls") or []:
                 if isinstance(call, dict):
                     _gemini_call(b, call, actor, source)
@@ -409,7 +409,7 @@ def opencode(stage_dir: Path, b: StreamBuilder) -> None:
 def _opencode_part(b: StreamBuilder, part: dict, ts: Any, actor: str, role: Any, source: dict) -> None:
     if part.get("type") == "text":
         if role == "assistant" and actor == "agent" and not part.get("synthetic"):
-            b.message(part.get("text"))
+            b.message(part.get("text"), ts)
         return
     if part.get("type") != "tool":
         return
@@ -662,9 +662,10 @@ UNKNOWN_FORMAT = "this harness's record has no known format (the generic command
 
 
 def normalise(harness: str, stage_dir: Path, *, run_id: str, workdir: str | Path,
-              agent_written: tuple[str, ...] | list[str] = ()) -> Stream:
-    """The event stream of one session from the records in its stage directory."""
-    b = StreamBuilder(run_id, harness, workdir, agent_written)
+              agent_written: tuple[str, ...] | list[str] = (), since: float | None = None) -> Stream:
+    """The event stream of one session from the records in its stage directory (``since``: when a
+    session that resumed a conversation started; what its records hold from before is left out)."""
+    b = StreamBuilder(run_id, harness, workdir, agent_written, since=since)
     reader = NORMALISERS.get(harness)
     if reader is None:
         return b.finish({t: UNKNOWN_FORMAT for t in ("file_read", "fact_extracted", "edit_intent", "test_feedback",

@@ -147,15 +147,18 @@ def changed_paths(before: WorkspaceState, after: WorkspaceState) -> dict[str, st
 def analyse_session(*, harness: str, stage_dir: Path, run_id: str, workdir: Path, before: WorkspaceState,
                     after: WorkspaceState, facts: WorkloadFacts, agent_written: Iterable[str] = (),
                     status: str | None = None, import_roots: Iterable[str] = ("",),
-                    files_seen: Iterable[str] = (), resume: dict[str, Any] | None = None) -> dict[str, Any]:
+                    files_seen: Iterable[str] = (), resume: dict[str, Any] | None = None,
+                    since: float | None = None) -> dict[str, Any]:
     """Write the session's ``events.jsonl``, ``residency.json`` and ``abstention.json``; return the
     summary kept in its stage record, with what the trial's next session is handed: the paths the
     agent wrote so far (``agent_written``) and the files its sessions read or wrote so far
     (``files_seen``, for the cost of resuming). For a continuation session, ``resume`` holds what
     the session recorded (``written``, ``calls``, ``started``): the summary then has each write on
-    the session's clock (``resume``, :func:`.resume.write_costs`)."""
+    the session's clock (``resume``, :func:`.resume.write_costs`). ``since``: when a session that
+    resumed a carried conversation started (its records' earlier entries are not its own)."""
     stage_dir = Path(stage_dir)
-    stream = normalise(harness, stage_dir, run_id=run_id, workdir=workdir, agent_written=tuple(agent_written))
+    stream = normalise(harness, stage_dir, run_id=run_id, workdir=workdir, agent_written=tuple(agent_written),
+                       since=since)
     changed = changed_paths(before, after)
     # Files the session changed that no event names: written by a script the record cannot see through.
     named = {e.payload.get("path") for e in stream.events if e.type in ("edit_intent",)}

@@ -2,8 +2,10 @@
 
 Each session's normalised event stream (``events.jsonl``, :mod:`.events`) becomes one line per
 event: what it read, what it learnt (with the text it learnt, where its record carries one), what
-it edited, what it reverted, the tests it ran and their result (the output's last lines, cut), and
-its closing message. No time, id or version appears, so the same work renders the same text. The
+it edited (an edit that failed, or whose outcome is not recorded, said so), what it reverted, the
+tests it ran and their result (the output's last lines, cut), and its closing message. Nothing
+SpecSnap itself said (a refusal at the cut, a proxy error, the budget: :mod:`sdcs_bench.core.voice`)
+is carried: a closing message quoting it is left out, and so are output lines carrying it. No time, id or version appears, so the same work renders the same text. The
 lines are kept from the end while their ``o200k_base`` tokens (each line with its newline) fit the
 budget; a line saying how many were cut from the start replaces the rest.
 """
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sdcs_bench.core.tokens import count_tokens
+from sdcs_bench.core.voice import said_by_specsnap, without_specsnap_lines
 
 LINE_CHARS = 2400  # one rendered line at most (a requirement's text fits; a test's output is cut)
 OUTPUT_CHARS = 300  # the end of a test run's output kept on its line
@@ -36,11 +39,14 @@ def event_line(event: dict[str, Any]) -> str | None:
     if kind == "edit_intent":
         where = p.get("path") or "(a file its script names no path for)"
         how = " (by a script)" if p.get("via_script") else ""
-        return f"edit {where}{how}"
+        # Only what happened crosses: an edit refused or failed is said to be so, one whose outcome its
+        # record does not show is said to be unknown (docs/protocol.md#handoff).
+        outcome = {"ok": "", "error": " (failed: not applied)"}.get(p.get("result"), " (outcome not recorded)")
+        return f"edit {where}{how}{outcome}"
     if kind == "revert":
         return f"revert {', '.join(p.get('paths') or [])}"
     if kind == "test_feedback":
-        out = p.get("diagnostics")
+        out = without_specsnap_lines(str(p.get("diagnostics") or "")).strip()
         tail = f" | {_flat(str(out)[-OUTPUT_CHARS:], OUTPUT_CHARS + 10)}" if out else ""
         return f"test {_flat(p.get('command'), 500)} -> {p.get('result') or 'unknown'}{tail}"
     return None
@@ -59,7 +65,7 @@ def render_lines(sessions: Iterable[SessionTrace]) -> list[str]:
     for s in sessions:
         lines.append(f"### Session {s.index} ({s.status})")
         lines += [line for line in map(event_line, s.events) if line]
-        if s.final_message:
+        if s.final_message and not said_by_specsnap(s.final_message):  # (a harness quoting SpecSnap's refusal)
             lines.append(f"said: {_flat(s.final_message, 1000)}")
     return lines
 

@@ -37,7 +37,8 @@ def make_board(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settin
                "std_expected_better_share": float("nan"), "tests_passed": float("nan"),
                "tests_total": float("nan"), "expected_tests": float("nan"), "expected_abstention": None, "abstention": None,
                "withheld_k": float("nan"), "withhold_mode": None, "withhold_when": None, "cut_rule": None,
-               "successor_source": "", **dict.fromkeys(RESUME_MEANS, float("nan")), "continuation": "reset",
+               "successor_source": "", "successor_harness": "", "successor_model": "",
+               **dict.fromkeys(RESUME_MEANS, float("nan")), "continuation": "reset",
                "expected_mean": float("nan"), "cost_usd": float("nan"), "cost_unpriced_tokens": 0,
                "budget_exhausted": False, "limit_exceeded": "",
                **dict.fromkeys(HANDOFF_MEANS, float("nan"))}
@@ -68,6 +69,7 @@ def make_board(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settin
         abstention=("abstention", lambda s: " | ".join(sorted({v for v in s.dropna()})) or None),
         withhold_mode=("withhold_mode", "first"), withhold_when=("withhold_when", "first"),
         cut_rule=("cut_rule", "first"), successor_source=("successor_source", "first"),
+        successor_harness=("successor_harness", "first"), successor_model=("successor_model", "first"),
         # what the row's trials cost in all (valid or not: the money is spent), unknown when one's is
         cost_usd_total=("cost_usd", lambda v: v.sum() if v.notna().all() else float("nan")),
         cost_unpriced_tokens=("cost_unpriced_tokens", "sum"),
@@ -91,7 +93,7 @@ def make_board(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settin
     board["source"] = [handoff_label(source_label(kind, model, harness), then)
                        for kind, model, harness, then in board[["agent_kind", "model", "harness", "successor_source"]]
                        .fillna("").itertuples(index=False)]
-    cols = [*GROUP, "source", "model", "harness", "family", "trials", "invalid", "tampered", "budget_exhausted",
+    cols = [*GROUP, "source", "model", "harness", "successor_model", "successor_harness", "family", "trials", "invalid", "tampered", "budget_exhausted",
             "limit_exceeded", "n",
             "n_requirements", "raw", "net",
             "net_interval", "full_marks", *(f"{m}_{end}" for m in INTERVAL_METRICS for end in ("lo", "hi")), "tes", "tokens",

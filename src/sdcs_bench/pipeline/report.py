@@ -34,7 +34,7 @@ import pandas as pd
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline import leaderboard as lb
 from sdcs_bench.pipeline.aggregate import by_hand_cards
-from sdcs_bench.pipeline.labels import source_label
+from sdcs_bench.pipeline.labels import handoff_label, source_label
 from sdcs_bench.pipeline.stats import Settings
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
 from sdcs_bench.pipeline.layout import RunLayout, TrialLayout
@@ -264,6 +264,13 @@ def _requirements(card: dict[str, Any]) -> list[tuple[str, Any]]:
     return list(reqs.items()) if isinstance(reqs, dict) else []
 
 
+def card_source(card: dict[str, Any]) -> str:
+    """What produced a trial, as its page and the index name it: both sides of a handoff."""
+    succ = card.get("successor") or None
+    then = source_label(succ["agent_kind"], succ.get("model"), succ.get("harness")) if succ else None
+    return handoff_label(source_label(card["agent_kind"], card.get("model"), card.get("harness")), then)
+
+
 def _trial_page(env, run_dir: Path, cell: dict[str, str], study: str) -> str:
     layout = TrialLayout(str(run_dir), cell["trial"])
     card = json.loads(Path(layout.file("score", "scorecard.json")).read_text())
@@ -276,7 +283,8 @@ def _trial_page(env, run_dir: Path, cell: dict[str, str], study: str) -> str:
     return env.get_template("trial.html.j2").render(
         injection=injection, handoffs=_handoffs(run_dir, cell["trial"], cell["stages"].split(",")),
         study=study, card=card, cell=cell, arm=arm, notes=notes, sessions=sessions, timeline=_timeline(sessions),
-        requirements=_requirements(card), source=source_label(card["agent_kind"], card.get("model"), card.get("harness")),
+        requirements=_requirements(card), source=card_source(card),
+        kinds=sorted({card["agent_kind"], *([card["successor"]["agent_kind"]] if card.get("successor") else [])}),
         csp=_csp(None), css=_asset("report.css"), limits={"file": FILE_LIMIT, "transcript": TRANSCRIPT_LIMIT},
         published_label=lb.PUBLISHED_LABEL)
 
@@ -286,8 +294,7 @@ def _by_hand_page(env, card: dict[str, Any], study: str) -> str:
     cell = {"trial": card["trial"], "stages": ""}
     return env.get_template("trial.html.j2").render(
         injection=None, study=study, card=card, cell=cell, arm={"name": card.get("arm")}, notes=[], sessions=[],
-        timeline=[], requirements=_requirements(card),
-        source=source_label(card["agent_kind"], card.get("model"), card.get("harness")),
+        timeline=[], requirements=_requirements(card), source=card_source(card), kinds=[card["agent_kind"]],
         csp=_csp(None), css=_asset("report.css"), limits={"file": FILE_LIMIT, "transcript": TRANSCRIPT_LIMIT},
         published_label=lb.PUBLISHED_LABEL)
 
@@ -304,7 +311,9 @@ def _index_page(env, run_dir: Path, board: dict[str, Any], cards: pd.DataFrame, 
              "trials_list": trials_by_group.get((row["workload"], row["arm"], row["agent"], row["variant"],
                                                  row.get("continuation") or "reset"), [])}
             for row in board["rows"]]
-    cards = cards.assign(source=[source_label(*r) for r in cards[["agent_kind", "model", "harness"]].itertuples(index=False)])
+    then = cards["successor_source"].fillna("") if "successor_source" in cards else pd.Series("", index=cards.index)
+    cards = cards.assign(source=[handoff_label(source_label(*r[:3]), r[3]) for r in
+                                 cards[["agent_kind", "model", "harness"]].assign(then=then).itertuples(index=False)])
     tables = lb.published()["tables"]
     return env.get_template("index.html.j2").render(
         board=board, rows=rows, cards=cards.to_dict("records"), pivots=lb.pivots(board, tables),

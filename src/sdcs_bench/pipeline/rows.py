@@ -98,6 +98,9 @@ def scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "cut_rule": _cut_rule(diag["sessions"]),
         "successor_source": source_label(succ["agent_kind"], succ.get("model"), succ.get("harness"))
         if (succ := card.get("successor")) else "",
+        # a handoff's other side: who ran every session after the first
+        "successor_harness": (card.get("successor") or {}).get("harness") or "",
+        "successor_model": (card.get("successor") or {}).get("model") or "",
         **resume_columns(card.get("resume"), expected),
         # a continuation's handoffs (docs/protocol.md#continuation-modes): what the summaries cost, and
         # the tokens of what the handoffs put into the next prompts
@@ -206,8 +209,11 @@ def ledger_rows(layout: TrialLayout, sessions: list[str], card: dict[str, Any],
         rows.append(
             {
                 "trial": card["trial"],
-                "agent": card["agent"],
-                "agent_kind": card["agent_kind"],
+                # who ran this session (a handoff's sessions after the first: its successor)
+                "agent": rec.get("agent") or card["agent"],
+                "agent_kind": rec.get("agent_kind") or card["agent_kind"],
+                "harness": rec.get("harness") or card.get("harness"),
+                "model": rec.get("model") if "model" in rec else card.get("model"),
                 "session": rec["session"],
                 "status": rec["status"],
                 "cleave_fired": rec["cleave"]["fired"],

@@ -233,7 +233,9 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
         import_roots=(trial.workload.import_root,), files_seen=_carried(prev_stage, "files_seen"),
         # a continuation: its writes on its clock, for the cost of resuming
         resume={"written": record.pop("written"), "calls": record["cleave"].get("counted"),
-                "started": record["started_at"]} if "written" in record else None)
+                "started": record["started_at"]} if "written" in record else None,
+        # a resumed conversation (resume, compact): its records hold the earlier sessions' turns too
+        since=record.get("started_at") if index >= 2 and trial.continuation.carries_state else None)
     if "resume" in coherence:
         record["resume"] = coherence.pop("resume")
     # No key reaches results/: what the stage wrote after the session's redaction pass, and the snapshot

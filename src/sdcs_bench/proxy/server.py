@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from sdcs_bench.core import voice
 from sdcs_bench.core.tokens import TokenUsage
 from sdcs_bench.proxy import wire
 from sdcs_bench.proxy.script import SessionScript
@@ -280,7 +281,7 @@ class ModelProxy:
         send its next request on the same connection); any other unread request closes the connection."""
         if req is not None:
             keep = req.drop_small_body() if status in (401, 403, 429) else False
-            req.send_json(status, wire.error_body(protocol, status, f"specsnap proxy: {message or reason}"),
+            req.send_json(status, wire.error_body(protocol, status, f"{voice.PROXY}{message or reason}"),
                           close=not keep)
         with self._rate_lock:
             self._refusals += 1
@@ -360,7 +361,7 @@ class ModelProxy:
                 status = 403
                 why = ("this session was cleaved; no further model calls are allowed" if reason == "cleaved"
                        else f"this call cannot be answered: {reason}")
-                req.send_json(status, wire.error_body(call.protocol, status, f"specsnap: {why}"))
+                req.send_json(status, wire.error_body(call.protocol, status, f"{voice.SPECSNAP}{why}"))
                 pending.end(self.ledger.append({**row, "status": status, "refused": True, "refused_reason": reason,
                                                 "usage": None, "latency_s": round(time.monotonic() - t0, 4)}))
                 return
@@ -442,7 +443,7 @@ class ModelProxy:
         url = httpx.URL(upstream + call.target(query))  # the configured base (its own path kept) + the canonical call
         base = httpx.URL(upstream)
         if (url.scheme, url.host, url.port) != (base.scheme, base.host, base.port):  # (never another host)
-            req.send_json(400, wire.error_body(call.protocol, 400, "specsnap proxy: the path leaves the upstream"))
+            req.send_json(400, wire.error_body(call.protocol, 400, f"{voice.PROXY}the path leaves the upstream"))
             return 400, None, {"refused_path": True}
         try:
             with self._client.stream(call.method, url, headers=self._upstream_headers(req), content=body) as resp:
@@ -453,7 +454,7 @@ class ModelProxy:
         except httpx.HTTPError as exc:
             status = 502
             req.send_json(status, wire.error_body(call.protocol, status,
-                                                  f"specsnap proxy: upstream unreachable ({type(exc).__name__})"))
+                                                  f"{voice.PROXY}upstream unreachable ({type(exc).__name__})"))
             return status, None, {"upstream_error": type(exc).__name__}
         usage = wire.parse_usage(call.protocol, sent, ctype) if call.kind == "generate" and call.protocol else None
         return resp.status_code, usage, {"upstream": family}
@@ -526,7 +527,7 @@ class _Server(ThreadingHTTPServer):
 
     def _turn_away(self, request: socket.socket) -> None:
         cap = self.proxy.max_connections
-        body = json.dumps({"error": {"message": f"specsnap proxy: more than {cap} connections at once",
+        body = json.dumps({"error": {"message": f"{voice.PROXY}more than {cap} connections at once",
                                      "type": "specsnap_proxy", "code": "503"}}).encode()
         head = (f"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {len(body)}"
                 "\r\nretry-after: 1\r\nconnection: close\r\n\r\n").encode()

@@ -388,8 +388,10 @@ def _spawn_and_wait(ctx: SessionContext, harness, backend: Backend, timeout_s: f
         "index": ctx.index,
         "prompt_source": ctx.session.prompt_source,
         "cleave_rule": str(ctx.session.cleave),
-        "agent": harness.cfg.name,
+        "agent": harness.cfg.name,  # who ran this session (in a handoff, not always the trial's first agent)
+        "agent_kind": harness.cfg.kind,
         "harness": harness.name,
+        "model": harness.cfg.model,
         "reference_policy": harness.is_reference,
         "status": _status(cleave["fired"], ended),
         "limit": ended.limit,
