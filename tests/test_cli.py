@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, specsnap
 
+from sdcs_bench.trial import config
+
 
 @pytest.mark.parametrize("what,expect", [("workloads", "tier_2"), ("arms", "State_MD_Only"),
                                           ("agents", "reference policy"), ("variants", "uninterrupted"),
@@ -35,6 +37,34 @@ def test_every_list_names_its_second_column_and_describes_each_entry(what, row):
     line = next(line for line in out.splitlines() if line.strip("│ ").startswith(row[0] + " "))
     cells = [c.strip() for c in line.strip().strip("│").split("│")]
     assert cells[1] == row[1] and (len(row) < 3 or cells[2].startswith(row[2])), cells
+
+
+def test_list_alone_says_what_can_be_listed():
+    """`specsnap list` with no argument is no usage error: each thing it can list, one line each
+    with what it lists, exit status 0."""
+    result = specsnap("list", env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("  ")}
+    assert set(lines) >= {"workloads", "arms", "agents", "variants", "studies", "modes"}, result.stdout
+    assert all(len(line.split()) > 2 for line in lines.values())  # each says what it lists
+    assert "continuation" in lines["modes"] and "specsnap list <what>" in result.stdout
+
+
+@pytest.mark.parametrize("what", ["modes", "continuations"])
+def test_list_modes_names_what_the_next_session_gets_and_which_harnesses_can(what):
+    out = specsnap("list", what, env={"COLUMNS": "400"})
+    assert out.returncode == 0, out.stderr
+    rows = {}
+    for line in out.stdout.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if line.startswith("│ ") and cells[0]:
+            rows[cells[0]] = cells
+    assert list(rows) == ["reset", "trace:<budget>", "summary", "resume", "compact"], rows
+    assert rows["reset"][2].startswith("every harness")
+    resume, compact = rows["resume"][2], rows["compact"][2]
+    assert all(h in resume for h in ("claude_code", "codex", "gemini_cli")) and "aider" not in resume
+    assert "claude_code" in compact and "codex" not in compact and "gemini_cli" not in compact
+    assert "summary" in rows["summary"][1].lower() and "budget" in rows["trace:<budget>"][1]
 
 
 def test_a_sandbox_inside_another_is_refused(tmp_path):
@@ -114,7 +144,7 @@ def test_plan_writes_cells_and_is_idempotent(tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--study", "huge"], "unknown study 'huge'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, effect_check, intervals, null_check, poison, real_repos, smoke, specsnap_t1_t4"),
+        (["--study", "huge"], "unknown study 'huge'; valid choices: " + ", ".join(config.options("study"))),
         (["--override", "agent=[ref_oracle,gpt_9]"], "unknown agent 'gpt_9'; valid choices: "),
         (["--override", "variant=poison_v9"], "unknown variant 'poison_v9'; valid choices: conflicts_10, conflicts_4, cut_nth_1, cut_nth_2, cut_nth_3, cut_nth_5, cut_nth_8, cut_share_25, cut_share_50, cut_share_75, cut_tokens_1000, cut_tokens_2000, cut_tokens_4000, cut_tokens_8000, cut_turns_1, cut_turns_2, cut_turns_4, cut_turns_8, none, poison_v1, poison_v2, poison_v3, polarity_inverted, polarity_normal, standard_correct, standard_none, standard_stale, uninterrupted"),
         (["--override", "sandbox.backend=vm"], "unknown sandbox backend 'vm'; valid choices: auto, bwrap, docker, local"),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sdcs_bench.coherence.trace import SessionTrace, keep_from_end, render_trace
+from sdcs_bench.coherence.trace import SessionTrace, keep_from_end, render_lines, render_trace
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.tokens import count_tokens
 from sdcs_bench.session.carry import pack_state, read_state, unpack_state
@@ -25,9 +25,15 @@ def test_a_continuation_is_parsed_and_a_bad_one_names_the_valid_choices():
     assert Continuation.parse("trace:4000") == Continuation("trace", 4000)
     assert str(Continuation.parse("trace:4000")) == "trace:4000" and Continuation.parse(None).is_reset
     assert Continuation.parse("reset").id_part == "" and Continuation.parse("trace:50").id_part == "trace-50"
-    for bad in ("trace", "trace:0", "trace:-3", "summarise", "resume:1"):
+    for bad in ("trace", "summarise", "resume:1"):
         with pytest.raises(SpecSnapError, match=r"unknown continuation .*valid choices: reset, trace:<budget>"):
             Continuation.parse(bad)
+    for bad, got in (("trace:0", "0"), ("trace:-3", "-3"), ("trace:1.5", "1.5"), ("trace:lots", "lots"),
+                     ("trace:", "nothing")):
+        with pytest.raises(SpecSnapError) as info:
+            Continuation.parse(bad)
+        assert f"the trace budget must be a positive number of tokens (got {got})" in str(info.value)
+        assert "unknown continuation" not in str(info.value)
 
 
 @pytest.mark.parametrize(("overrides", "message"), [
@@ -46,6 +52,16 @@ def test_a_continuation_is_parsed_and_a_bad_one_names_the_valid_choices():
                                  "withholds facts after the cut"),
     (["agent=[ref_follow_code]", "workload=[standards]", "variant=[standard_none]", "continuation=[trace:100]"],
      "continuation trace:100 is refused for reference policy 'ref_follow_code': it runs a whole trial"),
+    # several values of the axis without brackets: Hydra's sweep escapes the colon (trace\:1000)
+    (["continuation=reset,trace:1000"],
+     "override 'continuation=reset,trace:1000': write several values as a list in brackets: "
+     "'continuation=[reset,\"trace:1000\"]'"),
+    (["continuation=[trace:0]"], "the trace budget must be a positive number of tokens (got 0)"),
+    (["continuation=[reset,trace:-5]"], "the trace budget must be a positive number of tokens (got -5)"),
+    # a compaction the replay script does not script: its first reply would be taken for the summary
+    (["agent=[replay_claude_code]", "continuation=[compact]"],
+     "continuation compact needs the compaction request of session 2 answered, which the replay script of agent "
+     "'replay_claude_code' (conf/agent/replay/claude_code.yaml) does not script"),
 ])
 def test_a_mode_an_agent_cannot_do_is_refused_at_plan_time_in_one_line(tmp_path, overrides, message):
     from sdcs_bench.pipeline.plan.planner import make_plan
@@ -54,6 +70,25 @@ def test_a_mode_an_agent_cannot_do_is_refused_at_plan_time_in_one_line(tmp_path,
         make_plan("smoke", overrides, results=tmp_path / "results")
     assert message in str(info.value) and "\n" not in str(info.value)
     assert not (tmp_path / "results").exists()  # nothing planned
+
+
+def test_a_grid_with_several_refused_continuations_names_every_one_in_one_message(tmp_path):
+    """Not only the first refused combination: one line per (agent, successor, mode) under a first
+    line, and nothing planned."""
+    from sdcs_bench.pipeline.plan.planner import make_plan
+
+    with pytest.raises(SpecSnapError) as info:
+        make_plan("smoke", ["agent=[replay_claude_code,replay_claude_code_continue]",
+                            "successor=[replay_codex,replay_gemini_cli]", "continuation=[reset,trace:500,resume]",
+                            "arm=[Vanilla]", "seed=[0]"], results=tmp_path / "results")
+    first, *lines = str(info.value).splitlines()
+    assert "4 combinations of agent, successor and continuation" in first, first
+    assert sorted(line.split(":")[0].strip() for line in lines) == [
+        "replay_claude_code then replay_codex, resume", "replay_claude_code then replay_gemini_cli, resume",
+        "replay_claude_code_continue then replay_codex, resume",
+        "replay_claude_code_continue then replay_gemini_cli, resume"], lines
+    assert all("hand off with trace:<budget> or summary" in line for line in lines)
+    assert not (tmp_path / "results").exists()
 
 
 def test_reset_keeps_today_s_trial_ids_and_stages_and_other_modes_add_a_handoff_before_each_later_session(tmp_path):
@@ -83,7 +118,7 @@ def _events(*lines: tuple[str, dict]) -> list[dict]:
 def test_a_trace_renders_each_event_without_times_and_keeps_the_end_within_its_budget():
     s1 = SessionTrace(1, "cleaved", _events(("file_read", {"path": "State.md"}),
                                             ("fact_extracted", {"fact": "R-1", "text": "Add  top_accounts(n)\nwith ties."}),
-                                            ("edit_intent", {"path": "ledger/a.py"})))
+                                            ("edit_intent", {"path": "ledger/a.py", "result": "ok"})))
     s2 = SessionTrace(2, "ok", _events(("test_feedback", {"command": "pytest -q", "result": "fail",
                                                           "diagnostics": "x" * 5000 + " 1 failed"})), "All done.")
     text, record = render_trace([s1, s2], 10_000)
@@ -96,6 +131,44 @@ def test_a_trace_renders_each_event_without_times_and_keeps_the_end_within_its_b
     assert kept[0] == f"[{cut['cut']} earlier line(s) cut to fit 12 tokens]" and kept[-1] == "said: All done."
     assert cut["tokens"] <= 12 and cut["kept"] + cut["cut"] == 7
     assert keep_from_end(["a", "b"], 0) == ([], {"lines": 2, "kept": 0, "cut": 2, "tokens": 0})
+
+
+@pytest.mark.pipeline
+def test_a_trace_tells_only_what_happened_and_never_what_specsnap_said():
+    """An edit refused at the cut is marked failed, one whose result was never recorded says so; a closing
+    message quoting SpecSnap's refusal, and output lines carrying SpecSnap's words, never cross."""
+    refused = "Failed to authenticate. API Error: 403 specsnap: this session was cleaved; no further model calls are allowed"
+    s1 = SessionTrace(1, "cleaved", _events(
+        ("edit_intent", {"path": "ledger/a.py", "result": "ok"}),
+        ("edit_intent", {"path": "ledger/specsnap_probe.py", "result": "error"}),
+        ("edit_intent", {"path": "ledger/b.py", "result": None}),
+        ("test_feedback", {"command": "git commit -m x", "result": "fail",
+                           "diagnostics": "specsnap: this session was cleaved; this commit is refused\nreal output"})),
+        refused)
+    lines = render_lines([s1])
+    assert lines == ["### Session 1 (cleaved)", "edit ledger/a.py", "edit ledger/specsnap_probe.py (failed: not applied)",
+                     "edit ledger/b.py (outcome not recorded)", "test git commit -m x -> fail | real output"]
+    assert not any("specsnap:" in line for line in render_trace([s1], 10_000)[0].splitlines())
+    # the agent's own words still cross
+    assert render_lines([SessionTrace(1, "ok", [], "All done; the specsnap probe passes.")])[-1].startswith("said: All done")
+
+
+def test_every_message_specsnap_shows_an_agent_speaks_in_its_own_voice():
+    """The proxy's refusals and errors, the git guard's and the tool hooks' refusals all begin with one of
+    core.voice's prefixes, which the trace and the summary's transcript leave out."""
+    import re
+
+    from sdcs_bench.core import voice
+    from sdcs_bench.sandbox import guard
+
+    files = Path(voice.__file__).parents[1] / "agents" / "harness_files"
+    for name in ("cleave_hook.py", "mswea_env.py"):  # (run inside the sandbox: read, not imported)
+        reason = re.search(r'^REASON = "([^"]*)"', (files / name).read_text(), re.MULTILINE).group(1)
+        assert reason.startswith(voice.SPECSNAP), name
+    assert 'echo "specsnap: $1' in Path(guard.__file__).read_text() and voice.SPECSNAP == "specsnap: "
+    source = Path(voice.__file__).parents[1].joinpath("proxy", "server.py").read_text()
+    assert "specsnap proxy: " not in source and "specsnap: " not in source  # (built from voice's prefixes only)
+    assert voice.said_by_specsnap("API Error: 403 specsnap proxy: upstream unreachable") and not voice.said_by_specsnap("ok")
 
 
 # -- what crosses: the carried state ------------------------------------------------------------------
@@ -204,6 +277,10 @@ def _pair(tmp_path: Path, cfg: dict, mode: str, monkeypatch):
     conv = str(uuid.uuid4())
     common = dict(trial_id="t", workload=workload, arm=arm, agent_cfg=cfg, workdir=workdir, backend=make_backend("bwrap"),
                   timeout_s=240)
+    if mode == "reset":  # (the same two sessions, the second starting afresh)
+        s1 = run_session(index=1, session=schedule[0], stage_dir=tmp_path / "s1", **common)
+        s2 = run_session(index=2, session=schedule[1], stage_dir=tmp_path / "s2", **common)
+        return s1, s2, []
     s1 = run_session(index=1, session=schedule[0], stage_dir=tmp_path / "s1", carry_out=tmp_path / "s1.tar.gz",
                      continuation={"mode": mode, "conversation": conv, "resume": False}, **common)
     sid = s1["continuation"]["carried_out"]["session_id"]
@@ -238,6 +315,31 @@ def test_a_real_harness_resumes_its_own_killed_conversation(tmp_path, monkeypatc
     answered = [r for r in rows if r.get("kind") == "generate" and not r.get("refused")]
     assert len(answered) == 1 and all(r.get("refused") for r in rows if r["at"] > s1["cleave"]["wall_time"])
     assert s2["leak_check"]["ok"] and s2["cleave"].get("integrity", {"ok": True})["ok"]
+
+
+@pytest.mark.parametrize("agent, mode", [("replay_claude_code", "resume"), ("replay_claude_code_continue", "compact")])
+def test_a_resumed_session_counts_only_its_own_work_as_a_fresh_one_does(tmp_path, monkeypatch, agent, mode):
+    """The resumed conversation's record also holds session 1's turns (its probe's edit among them); the
+    session's events and tool events are its own, as many as the same scripted session 2 run afresh."""
+    from harness_support import agent_cfg
+
+    from sdcs_bench.coherence.normalise import normalise
+
+    cfg = agent_cfg(agent)
+
+    def stream(where, since):
+        return normalise(cfg["harness"], where / "s2", run_id="t", workdir=(where / "work" / "sandbox").resolve(),
+                         since=since)
+
+    _, fresh, _ = _pair(tmp_path / "reset", cfg, "reset", monkeypatch)
+    _, resumed, _ = _pair(tmp_path / mode, cfg, mode, monkeypatch)
+    own, everything = stream(tmp_path / mode, resumed["started_at"]), stream(tmp_path / mode, None)
+    alone = stream(tmp_path / "reset", None)
+    assert everything.tool_events > own.tool_events  # the carried history is in the record ...
+    assert own.summary()["carried"]["tool_events"] == everything.tool_events - own.tool_events  # ... and left out
+    assert (own.tool_events, own.by_type()) == (alone.tool_events, alone.by_type()), (own.summary(), alone.summary())
+    assert [(e.type, e.payload.get("path")) for e in own.events] == [(e.type, e.payload.get("path")) for e in alone.events]
+    assert fresh["status"] == resumed["status"] == "ok"
 
 
 def test_claude_code_compacts_the_resumed_conversation_before_the_continuation_prompt(tmp_path, monkeypatch):
@@ -285,6 +387,44 @@ def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tm
     assert card["handoff"]["mode"] == "compact"
     session2 = json.loads((run / "trials" / f"{trial}__compact" / "session_2" / "stage.json").read_text())["session"]
     assert session2["continuation"]["compaction"]["trigger"] == "manual"
+
+
+@pytest.mark.slow
+def test_under_every_cut_rule_the_successor_is_told_what_session_1_left_on_disk(tmp_path):
+    """Claude Code on the replay server cut at its first edit, at its N-th, by turns and by tokens, handed on
+    by a trace: every edit the successor's prompt says was made is in session 1's snapshot, every edit it
+    says failed is not, and nothing SpecSnap said (the refusals at the cut) is in it."""
+    import re
+    import tarfile
+
+    from test_pipeline import run_grid
+
+    from sdcs_bench.core.voice import said_by_specsnap
+    from sdcs_bench.trial.workload import load_workload
+
+    _board, run = run_grid(tmp_path, "continuity", "cut-trace", workload=["tier_2"], arm=["AGENTS_MD_Only"],
+                           agent=["replay_claude_code"], continuation=["trace:4000"],
+                           variant=["none", "cut_nth_1", "cut_turns_1", "cut_tokens_1000"])
+    trials = sorted(p for p in (run / "trials").iterdir() if (p / "handoff_2" / "context.md").is_file())
+    assert len(trials) == 4
+    baseline = load_workload("tier_2").baseline_dir
+    failed = 0
+    for trial in trials:
+        context = (trial / "handoff_2" / "context.md").read_text()
+        with tarfile.open(trial / "session_1" / "snapshot.tar.gz") as tar:
+            on_disk = {m.name.removeprefix("./") for m in tar.getmembers() if m.isfile()}
+        edits = [re.match(r"edit (\S+)(?: (\(.*\)))?$", line) for line in context.splitlines() if line.startswith("edit ")]
+        assert edits, (trial.name, context)
+        for m in edits:
+            path, note = m.group(1), m.group(2)
+            if note is None:
+                assert path in on_disk, (trial.name, path)
+            else:  # a failed edit of a file the baseline does not have left no file
+                assert note == "(failed: not applied)", (trial.name, note)
+                assert path not in on_disk or (baseline / path).is_file(), (trial.name, path)
+        assert not said_by_specsnap(context), (trial.name, context)
+        failed += "(failed: not applied)" in context
+    assert failed == 2  # the turn and token cuts refuse the probe's write: the trace says it failed
 
 
 def test_a_carried_state_holding_hidden_content_fails_the_leak_check_before_the_harness_starts(tmp_path):

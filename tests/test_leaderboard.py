@@ -193,3 +193,32 @@ def test_a_workload_under_one_arm_is_one_table_with_a_column_per_variant_and_its
     assert buf.getvalue().count("tier_3 · arm Vanilla") >= 1
     jsonschema.validate(lb.document(out), json.loads((Path(lb.__file__).parent.parent / "data" /
                                                       "leaderboard.schema.json").read_text()))
+
+
+def test_leaderboard_md_is_headed_by_the_run_with_the_study_beside_it_when_they_differ():
+    from sdcs_bench.pipeline.markdown import to_markdown
+
+    board = make_board(pd.DataFrame([_card("t0", "Vanilla", "ref_oracle", "reference policy", 24)]))
+    assert to_markdown(board, "smoke", run="smoke+1a2b3c4d").splitlines()[0] == \
+        "# SpecSnap leaderboard: run `smoke+1a2b3c4d` (study `smoke`)"
+    assert to_markdown(board, "smoke", run="smoke").splitlines()[0] == "# SpecSnap leaderboard: run `smoke`"
+
+
+def test_the_local_markdown_names_the_run_it_shows(study):
+    data = json.loads((study / "leaderboard.json").read_text())
+    (study / "leaderboard.json").write_text(json.dumps({**data, "run": "nine+00ff00ff"}))
+    md = lb.as_markdown(study)
+    assert "## Run `nine+00ff00ff` (study `nine`) at a glance" in md and "## Study `nine`" not in md
+
+
+def test_trials_that_never_reached_their_cut_are_said_under_the_table():
+    from sdcs_bench.pipeline.markdown import to_markdown
+
+    board = make_board(pd.DataFrame([_card("t0", "Vanilla", "ref_oracle", "reference policy", 24),
+                                     _card("t1", "Vanilla", "ref_null", "reference policy", 0)]))
+    md = to_markdown(board, "s", no_cleave={"t1": None, "t2": True})
+    line = next(line for line in md.splitlines() if "no_cleave" in line)
+    assert line.startswith("**2 trials never reached their cut (no_cleave)**: t1, t2"), line
+    assert "1 of them as its reference policy's closed form predicts" in line
+    assert md.index(line) > md.index("| workload |")  # under the main table
+    assert "never reached their cut" not in to_markdown(board, "s")

@@ -91,3 +91,24 @@ def test_a_policy_that_runs_alone_is_never_handed_off_whatever_was_planned_befor
     with pytest.raises(SpecSnapError, match="'ref_follow_standard' runs a whole trial alone"):
         make_plan("coherence_standards", ["agent=[ref_null,ref_follow_standard]", "successor=[ref_amnesiac]"],
                   tmp_path, keys=False)
+
+
+@pytest.mark.parametrize("overrides", [
+    ["variant=[uninterrupted]", "successor=[ref_null]"],
+    ["variant=[none,uninterrupted]", "successor=[same,ref_oracle]"],  # refused whole: not folded, not skipped
+])
+def test_a_successor_with_a_one_session_variant_is_refused_naming_the_variant(overrides, tmp_path):
+    """A handoff needs two sessions: a one-session variant (the uninterrupted control) would run the
+    first agent alone under a pair's label."""
+    with pytest.raises(SpecSnapError) as info:
+        make_plan("smoke", ["agent=[ref_amnesiac]", "arm=[Vanilla]", *overrides], tmp_path / "results", keys=False)
+    message = str(info.value)
+    assert "variant 'uninterrupted'" in message and "a handoff needs two sessions" in message, message
+    assert "\n" not in message and not (tmp_path / "results").exists()
+
+
+def test_the_uninterrupted_control_of_a_share_cut_is_still_planned_under_a_handoff(tmp_path):
+    """The exception: a share cut measures against the uninterrupted run, which the grid then needs."""
+    plan = make_plan("smoke", ["agent=[ref_amnesiac]", "arm=[Vanilla]", "seed=[0]", "successor=[ref_oracle]",
+                               "variant=[uninterrupted,cut_share_50]"], tmp_path / "results", keys=False)
+    assert len(plan.trials) == 2

@@ -122,6 +122,10 @@ class Harness(ABC):
         "compact": "no headless resume of a killed conversation (and so no compaction of one) is known for it",
     }
 
+    # What the harness's own compaction request (the compact mode) is known to say, so a replay
+    # script's entry for it is recognised at plan time (its ``match``); None: no compaction to script.
+    compaction_request: ClassVar[str | None] = None
+
     def carried_state(self, ctx: SessionContext) -> list[str]:
         """The files under ``ctx.home`` (relative to it) that resuming this session's conversation
         needs, read after the session; exactly these cross to the next session's HOME."""

@@ -38,6 +38,8 @@ class ClaudeCodeHarness(RealHarness):
     exact_stop = True
     repo_memory_globs = ("CLAUDE.md", "CLAUDE.local.md", "*/CLAUDE.md", ".claude/*", ".mcp.json")
     unsupported_continuations = {}  # resume (--session-id, then --resume) and compact (/compact), checked on the pin
+    # The opening of every compaction prompt of the pinned version (/compact's and its variants').
+    compaction_request = "Your task is to create a detailed summary"
 
     def config_dir(self, ctx: SessionContext) -> Path:
         return ctx.home / ".claude"

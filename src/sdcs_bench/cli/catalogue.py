@@ -22,13 +22,38 @@ class Listable(str, Enum):
     agents = "agents"
     variants = "variants"
     studies = "studies"
+    modes = "modes"
+    continuations = "continuations"  # (the same list as modes: the grid axis's own name)
+
+
+# What each list shows (``specsnap list`` alone prints these; ``continuations`` is ``modes``).
+LISTS = {
+    "workloads": "the workloads a trial runs (tiers/, real repositories, coherence motifs), with their family",
+    "arms": "the arms: the memory files added to the repository, with their notes file",
+    "agents": "the agents: reference policies, replays and real harnesses with a model, with their kind",
+    "variants": "the variants: cut points, the uninterrupted control, poison pills, withholding, standards layouts",
+    "studies": "the studies (conf/study/), with how many trials each plans",
+    "modes": "the continuation modes (grid axis continuation; also `list continuations`): what the next session "
+             "gets, and which harnesses can do each",
+}
 
 
 @commands.command("list")
-def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> None:
-    """List the workloads, arms, agents, variants or studies that conf/ defines."""
+def list_(what: Annotated[Listable | None, typer.Argument(help="what to list (none: what can be listed)",
+                                                          show_default=False)] = None) -> None:
+    """List the workloads, arms, agents, variants, studies or continuation modes SpecSnap defines
+    (with no argument: what can be listed)."""
     from rich.table import Table
 
+    if what is None:
+        width = max(map(len, LISTS))
+        print("specsnap list <what>, where <what> is one of:")
+        for name, text in LISTS.items():
+            print(f"  {name.ljust(width)}  {text}")
+        return
+    if what in (Listable.modes, Listable.continuations):
+        _list_modes(what.value)
+        return
     from sdcs_bench.trial import config
     from sdcs_bench.agents import agent_kind
     from sdcs_bench.pipeline.plan.grid import grid_size
@@ -60,6 +85,33 @@ def list_(what: Annotated[Listable, typer.Argument(help="what to list")]) -> Non
             table.add_row(name, "", f"[red]unreadable: {exc}[/]")
             continue
         table.add_row(name, shown, " ".join(str(cfg.get("description", "")).split()))
+    _console().print(table)
+
+
+def _list_modes(title: str) -> None:
+    """The continuation modes: what session k >= 2 gets in each, and the harnesses whose adapter
+    can do it headless (each adapter declares what it cannot: ``unsupported_continuations``)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from sdcs_bench.agents import ADAPTERS, harness_class
+    from sdcs_bench.trial.continuation import GETS
+
+    table = Table(title=title)
+    table.caption = escape("The grid axis `continuation` (default [reset]), e.g. "
+                           "'overrides=[\"continuation=[reset,trace:4000,summary]\"]'. resume and compact continue "
+                           "the first agent's own conversation: a successor of another harness takes trace:<budget> "
+                           "or summary; the fact-driven and standards reference policies take reset only "
+                           "(docs/protocol.md#continuation-modes).")
+    table.add_column("mode")
+    table.add_column("what the next session gets")
+    table.add_column("harnesses that can do it")
+    for mode, gets in GETS.items():
+        able = [kind for kind in ADAPTERS if mode.split(":")[0] not in harness_class(kind).unsupported_continuations]
+        shown = "every harness" if len(able) == len(ADAPTERS) else ", ".join(able)
+        if mode != "reset":  # (the fact-driven and standards policies run whole trials: reset only)
+            shown = shown.replace("reference", "reference (gold-patch policies)")
+        table.add_row(escape(mode), escape(gets), shown)
     _console().print(table)
 
 

@@ -40,10 +40,12 @@ def aggregate(run_dir: Path) -> pd.DataFrame:
                             "(evaluate-sandbox --run)")
     cells = read_cells(Path(run.cells)) if planned else []
     cards, ledger, calls, inputs = [], [], [], [run.cells] if planned else []
+    no_cleave: dict[str, bool | None] = {}  # the trials a cut never reached: whether a closed form predicts it
     prices = planned_prices(run)
     for cell in cells:
         layout, sessions = run.trial(cell["trial"]), sessions_of(cell)
         card = json.loads(Path(layout.file("score", SCORECARD)).read_text())
+        _note_no_cleave(no_cleave, card)
         by_stage = {s: read_ledger(Path(layout.outputs(s)["ledger"])) for s in metered(cell)}
         costs = {s: ledger_spend(prices, rows) for s, rows in by_stage.items()}
         cards.append({**scorecard_row(card), **spend_columns(list(costs.values()))})
@@ -51,6 +53,7 @@ def aggregate(run_dir: Path) -> pd.DataFrame:
         calls += call_rows(by_stage, card, prices)
         inputs += [layout.file("score", SCORECARD), *(layout.outputs(s)["ledger"] for s in by_stage)]
     for path, card in by_hand:  # a person's own runs, labelled as such (no stage records, no ledger: no cost)
+        _note_no_cleave(no_cleave, card)
         cards.append({**scorecard_row(card), "cost_usd": None, "cost_unpriced_tokens": card["tokens"]["total"],
                       "hypothetical_list_usd": None})
         inputs.append(str(path))
@@ -66,7 +69,8 @@ def aggregate(run_dir: Path) -> pd.DataFrame:
     _write(run.paired, paired.to_csv(index=False))
     _write(run.leaderboard("csv"), board.to_csv(index=False))
     name = cards[0]["study"] if cards else Path(run_dir).name
-    _write(run.leaderboard("md"), to_markdown(board, name, paired, settings, truth))
+    _write(run.leaderboard("md"), to_markdown(board, name, paired, settings, truth, run=Path(run_dir).name,
+                                              no_cleave=no_cleave))
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
@@ -89,6 +93,13 @@ def aggregate(run_dir: Path) -> pd.DataFrame:
     write_plots(Path(run.plots_dir), scorecards, board, name)
     _write(run.aggregate_record, json.dumps({INPUTS_KEY: input_record(Path(run_dir), inputs)}, indent=2))
     return board
+
+
+def _note_no_cleave(no_cleave: dict[str, bool | None], card: dict[str, Any]) -> None:
+    """A trial whose cut never came (``no_cleave``), with whether its closed form says so too."""
+    if (card.get("diagnostics") or {}).get("no_cleave"):
+        expected = card.get("expected") or {}
+        no_cleave[card["trial"]] = bool(expected["no_cleave"]) if "no_cleave" in expected else None
 
 
 def stochastic_truths(run: RunLayout, cells: list[dict[str, str]]

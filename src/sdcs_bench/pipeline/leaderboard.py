@@ -281,7 +281,9 @@ def as_markdown(run_dir: Path) -> str:
     if board is None:
         out.append(f"No local results in {run_dir} yet: run `snakemake --cores 2`.")
         return "\n".join(out) + "\n"
-    out += [f"## Study `{board['study']}` at a glance: net/of by agent and arm", "", LEGEND + ".", ""]
+    run = board.get("run") or board["study"]
+    named = f"Run `{run}`" + (f" (study `{board['study']}`)" if run != board["study"] else "")
+    out += [f"## {named} at a glance: net/of by agent and arm", "", LEGEND + ".", ""]
     for pivot in pivots(board, tables):
         out += _pivot_markdown(pivot)
     out.append((run_dir / "leaderboard.md").read_text())

@@ -3,6 +3,7 @@ against truth, in Markdown."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
@@ -33,9 +34,13 @@ WARNINGS = (
 
 
 def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = None,
-                settings: stats.Settings = stats.Settings(), truth: list[TruthCheck] = ()) -> str:
+                settings: stats.Settings = stats.Settings(), truth: list[TruthCheck] = (), run: str | None = None,
+                no_cleave: Mapping[str, bool | None] | None = None) -> str:
     """``leaderboard.md``, rendered from ``data/markdown/leaderboard.md.j2``: the notices, the main
-    table, the family tables that apply, the paired differences and the checks against truth."""
+    table, the family tables that apply, the paired differences and the checks against truth.
+    Headed by the ``run`` (its directory under ``results/``), with the study beside it where it is
+    another name. ``no_cleave``: the trials a cut never reached, each with whether its reference
+    policy's closed form predicts that (None: no closed form), said under the main table."""
     notices = []
     if (board["agent_kind"] == REFERENCE_KIND).any():
         notices.append(REFERENCE_NOTICE)
@@ -80,9 +85,39 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
             shown = rows.drop(columns=[c for c in renames.values() if c in rows and c not in renames])
             sections.append({"title": title, "text": text, "table": _table(shown.rename(columns=renames), shown_cols)})
     return _template().render(
-        study=study, notices=notices, intro=intro, cost_line=cost_line(board), main_table=_table(cost_cells(board), cols),
+        title=run_title(study, run), notices=notices, intro=intro, cost_line=cost_line(board),
+        main_table=_table(cost_cells(board), cols), no_cleave=no_cleave_line(no_cleave or {}),
         sections=sections, paired=_paired_tables(paired, settings) if paired is not None and len(paired) else [],
         truth=[c.line() for c in truth], truth_text=TRUTH_TEXT)
+
+
+def run_title(study: str, run: str | None) -> str:
+    """What a run's Markdown is headed by: the run (``results/<run>``), and its study where that is
+    another name (a run with overrides, or named with ``--config name=``)."""
+    run = run or study
+    return f"run `{run}`" + (f" (study `{study}`)" if study != run else "")
+
+
+NO_CLEAVE_SHOWN = 10  # the trial ids the no_cleave line names (scorecards.csv has them all)
+
+
+def no_cleave_line(no_cleave: Mapping[str, bool | None]) -> str:
+    """The trials whose cut never came, in one line (empty when there are none): a session that
+    should have been cut ran to its end, so the trial measured no interruption there."""
+    if not no_cleave:
+        return ""
+    ids = sorted(no_cleave)
+    named = ", ".join(ids[:NO_CLEAVE_SHOWN]) + (f" and {len(ids) - NO_CLEAVE_SHOWN} more" if len(ids) > NO_CLEAVE_SHOWN
+                                                else "")
+    n = len(ids)
+    text = (f"**{n} trial{'s' if n != 1 else ''} never reached {'their' if n != 1 else 'its'} cut (no_cleave)**: {named}. "
+            "A session that should have been cut ran to its end uncut: no interruption was measured there "
+            "(`no_cleave` in scorecards.csv).")
+    predicted = sum(1 for v in no_cleave.values() if v)
+    if predicted:
+        text += (f" {predicted} of them as {'its' if predicted == 1 else 'their'} reference policy's closed form "
+                 "predicts.")
+    return text
 
 
 TRUTH_TEXT = ("The stochastic reference policies' rows have a known truth (docs/statistics.md): where no difference "

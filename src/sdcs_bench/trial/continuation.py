@@ -28,7 +28,19 @@ RESET = "reset"
 PROMPT_MODES = ("trace", "summary")
 STATE_MODES = ("resume", "compact")
 _TRACE = re.compile(r"^trace:([1-9][0-9]{0,7})$")
+MAX_BUDGET = 99_999_999
 CHOICES = "reset, trace:<budget> (o200k tokens, e.g. trace:4000), summary, resume, compact"
+# What session k gets in each mode, in one line (``specsnap list modes``; docs/protocol.md#continuation-modes).
+GETS = {
+    "reset": "nothing but the disk and the neutral prompt (SpecSnap's original protocol)",
+    "trace:<budget>": "the earlier sessions' events (what was read, edited and run; the closing message) as text in "
+                      "its prompt, kept from the end up to <budget> o200k tokens (e.g. trace:4000)",
+    "summary": "a summary of the previous session in its prompt, written by that session's model (a call counted "
+               "as handoff cost)",
+    "resume": "the harness resumes its own killed conversation (its state carried to the new private HOME); "
+              "the same harness only",
+    "compact": "as resume, with the harness's own compaction forced first; the same harness only",
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +56,16 @@ class Continuation:
             return cls("trace", int(m.group(1)))
         if text in MODES and text != "trace":
             return cls(text)
+        if text.startswith("trace:"):  # a budget that is no count of tokens: said as such, not "unknown"
+            budget = text.partition(":")[2].strip()
+            if re.fullmatch(r"[0-9]+", budget) and int(budget) > MAX_BUDGET:
+                raise SpecSnapError(f"continuation {text}: the trace budget is at most {MAX_BUDGET:,} tokens "
+                                    f"(got {budget})")
+            if re.fullmatch(r"[0-9]+", budget) and int(budget) > 0:
+                raise SpecSnapError(f"continuation {text}: write the trace budget without leading zeros "
+                                    f"(trace:{int(budget)})")
+            raise SpecSnapError(f"continuation {text}: the trace budget must be a positive number of tokens "
+                                f"(got {budget or 'nothing'}), e.g. trace:4000")
         raise SpecSnapError(f"unknown continuation {text!r}; valid choices: {CHOICES}")
 
     @classmethod

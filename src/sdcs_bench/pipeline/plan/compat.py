@@ -132,10 +132,29 @@ def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
                 raise SpecSnapError(f"continuation summary needs the model call of handoff_{k}, which the replay script "
                                     f"of agent {who.name!r} ({who.replay_script}) does not script: add "
                                     f"entries under sessions: handoff_{k}")
+    if cont.mode == "compact":
+        who = second if second is not None else first  # (the agent of sessions 2 onwards, whose harness compacts)
+        marker = make_harness(who).compaction_request
+        data = who.replay_script_data or {}
+        sessions = {str(key): v for key, v in (data.get("sessions") or {}).items()}
+        for k in range(2, n_sessions + 1):
+            entries = sessions.get(str(k), data.get("responses")) or []
+            if who.proxy == "replay" and marker and not any(_answers(entry, marker) for entry in entries):
+                raise SpecSnapError(f"continuation compact needs the compaction request of session {k} answered, which "
+                                    f"the replay script of agent {who.name!r} ({who.replay_script}) does not script "
+                                    f"(its next reply would be taken for the summary): add an entry with match: "
+                                    f"{marker!r} under sessions: {k}")
     if cont.carries_state and second is not None and second.harness != first.harness:
         raise SpecSnapError(f"continuation {cont} resumes the first agent's own conversation, which "
                             f"{second.name!r} (harness {second.harness}) cannot: hand off with trace:<budget> "
                             "or summary")
+
+
+def _answers(entry: Any, marker: str) -> bool:
+    """Whether a replay script's entry is served to the harness's compaction request: its ``match``
+    is part of what that request is known to say (or says it and more)."""
+    match = entry.get("match") if isinstance(entry, dict) else None
+    return isinstance(match, str) and bool(match) and (match in marker or marker in match)
 
 
 def check_policy_meters(agent_cfg: AgentConfig | dict[str, Any], variant_cfg: VariantConfig | dict[str, Any],

@@ -70,6 +70,8 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
             if override.is_sweep_override():
                 # seeds as numbers (a range sweep, seed=range(16), is numbers, not its strings)
                 values = list(override.sweep_iterator() if key == "seed" else override.sweep_string_iterator())
+                if key != "seed":
+                    _check_sweep(override, values, text)
             else:
                 value = override.value()
                 values = list(value) if isinstance(value, list) else [value]
@@ -83,6 +85,23 @@ def split_overrides(overrides: list[str]) -> tuple[dict[str, list], list[str]]:
                 _check_setting(override.key_or_group, text)
             rest.append(text)
     return grid, rest
+
+
+def _check_sweep(override: Any, strings: list[Any], text: str) -> None:
+    """Several values of an axis without brackets (``continuation=reset,trace:1000``) are a Hydra
+    sweep, whose strings come escaped (``trace\\:1000``) or quoted: where that changed a value,
+    one line saying to write the list in brackets, rather than a value that does not exist."""
+    from hydra.core.override_parser.types import QuotedString
+
+    try:
+        plain = [v.text if isinstance(v, QuotedString) else str(v) for v in override.sweep_iterator()]
+    except Exception:  # (a sweep Hydra expands only with a config loaded, e.g. glob(): its own check stands)
+        return
+    if plain == [str(v) for v in strings]:
+        return
+    listed = ",".join(v if re.fullmatch(r"[A-Za-z0-9_.+-]+", v) else json.dumps(v) for v in plain)
+    raise SpecSnapError(f"override {text!r}: write several values as a list in brackets: "
+                        f"'{override.get_key_element()}=[{listed}]'")
 
 
 def _check_setting(key: str, text: str) -> None:

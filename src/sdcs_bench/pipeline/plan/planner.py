@@ -27,7 +27,7 @@ from sdcs_bench.pipeline.plan.compat import (
 )
 from sdcs_bench.pipeline.plan.current import plan_is_current
 from sdcs_bench.pipeline.plan.files import Plan, write_plan
-from sdcs_bench.pipeline.plan.grid import SAME, Cell, study_grid, trial_id, walk
+from sdcs_bench.pipeline.plan.grid import HANDOFF, SAME, Cell, handoff_name, study_grid, trial_id, walk
 from sdcs_bench.pipeline.plan.overrides import run_name, split_overrides
 from sdcs_bench.pipeline.plan.settings import budget_settings, conf_prices, rerun_subset, statistics_settings
 from sdcs_bench.pipeline.repos import repo_plan
@@ -41,6 +41,7 @@ from sdcs_bench.trial.continuation import Continuation, handoff_stage
 from sdcs_bench.trial.schedule import effective_schedule
 from sdcs_bench.trial.standards import layout_for
 from sdcs_bench.trial.workload import load_workload
+from sdcs_bench.trial.workload_model import CleaveRule
 
 CONTROL_VARIANT = "uninterrupted"  # the run whose tokens a cut at a share of them is measured against
 # What differs between two trials that differ only by seed (everything else is shared, see _Memo).
@@ -62,8 +63,11 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
     agents = {name: check_agent_ready(config.entity("agent", name), key=keys)
               for name in dict.fromkeys([*grid["agent"], *(s for s in grid["successor"] if s != SAME)])}
     check_unconfined(backend, cfg["sandbox"], agents.values())
-    memo = _Memo(study, run, Path(results), cfg, backend, agents, progress)
-    trials = [_trial(memo, cell) for cell in walk(grid, lambda cell: _check_cell(memo, cell))]
+    memo = _Memo(study, run, Path(results), cfg, backend, agents, progress, grid["variant"])
+    trials = [t for t in (_trial(memo, cell) for cell in walk(grid, lambda cell: _check_cell(memo, cell)))
+              if t is not None]
+    if memo.refused:  # every refused combination, in one message
+        raise refusals(memo.refused)
     if backend == "docker":  # the images' build contexts and what they copy in: a change plans new images
         memo.sources.update(image_sources({s["docker"][k] for s in memo.sandboxes.values()
                                            for k in ("image", "score_image")}))
@@ -116,8 +120,10 @@ class _Memo:
     (``kind`` and its key) is still to be done."""
 
     def __init__(self, study: str, run: str, results: Path, cfg: dict[str, Any], backend: str,
-                 agents: dict[str, AgentConfig], progress: Callable[..., None] | None) -> None:
+                 agents: dict[str, AgentConfig], progress: Callable[..., None] | None,
+                 grid_variants: list[str] = ()) -> None:
         self.study, self.run, self.results, self.cfg, self.backend = study, run, results, cfg, backend
+        self.grid_variants = list(grid_variants)
         self.agents = agents  # ready to run, typed (built once): what the checks read
         self.records = {name: trial_agent(cfg) for name, cfg in agents.items()}  # what a trial carries
         self.progress = progress
@@ -128,6 +134,7 @@ class _Memo:
         self.schedules: dict[tuple[str, str, str], tuple[list[dict[str, str]], list[str], list[Any]]] = {}
         self.sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
         self.continued: dict[tuple[str, str, str, int], dict[str, Any]] = {}  # per agent pair, mode, sessions
+        self.refused: dict[tuple[str, str, str], str] = {}  # per agent, successor, mode: why (all said at the end)
         self.checked: set[tuple] = set()
         self.sources: set[str] = set()
         self.seen: set[tuple[str, str, str, str, str]] = set()
@@ -180,6 +187,11 @@ class _Memo:
             )
         return self.schedules[wid, variant, str(cont)]
 
+    def cuts_at_share(self) -> bool:
+        """Whether a variant of the grid cuts at a share of the uninterrupted control's tokens."""
+        return any(self.variant(v).cleave and CleaveRule.parse(self.variant(v).cleave).needs_baseline
+                   for v in self.grid_variants)
+
     def sandbox(self, agent: str, workload: Any) -> dict[str, Any]:
         if (agent, workload.id) not in self.sandboxes:
             self.sandboxes[agent, workload.id] = sandbox_settings(self.backend, self.cfg["sandbox"], self.results,
@@ -202,11 +214,19 @@ def _check_cell(memo: _Memo, cell: Cell) -> int:
             check_policy_fits(workload, memo.agents[cell.successor])
         if memo.once("handoff", cell.agent, cell.successor):
             check_handoff(memo.agents[cell.agent], memo.agents[cell.successor], workload)
-    return len(memo.schedule(cell.workload, cell.variant, cell.continuation)[0])
+    sessions = len(memo.schedule(cell.workload, cell.variant, cell.continuation)[0])
+    # A handoff under a one-session variant would run the first agent alone under a pair's name; the
+    # one exception is the uninterrupted control a share cut of the same grid is measured against.
+    if cell.successor != SAME and sessions == 1 and not (cell.variant == CONTROL_VARIANT and memo.cuts_at_share()):
+        raise SpecSnapError(f"variant {cell.variant!r} runs workload {cell.workload} as one session, so successor "
+                            f"{cell.successor!r} would never run: a handoff needs two sessions; hand off under a "
+                            f"variant that cuts (e.g. none), or run {cell.variant} with successor=[same]")
+    return sessions
 
 
-def _trial(memo: _Memo, cell: Cell) -> dict[str, Any]:
-    """The trial of one cell (checked by :func:`_check_cell`, folded by :func:`.grid.walk`)."""
+def _trial(memo: _Memo, cell: Cell) -> dict[str, Any] | None:
+    """The trial of one cell (checked by :func:`_check_cell`, folded by :func:`.grid.walk`); None
+    when its continuation mode is refused for its agents (kept in ``memo.refused``)."""
     wid, cont = cell.workload, cell.continuation
     workload, workload_record = memo.workload(wid)
     variant_cfg = memo.variant(cell.variant)
@@ -218,8 +238,14 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any]:
                             "the cut, and a trace, a summary or a resumed conversation would carry them across; "
                             "run it with continuation reset")
     continued = (cell.agent, cell.successor, str(cont), len(schedule_cfg))
+    if (cell.agent, cell.successor, str(cont)) in memo.refused:
+        return None
     if not cont.is_reset and continued not in memo.continued:
-        check_continuation(cont, first, second, len(schedule_cfg))
+        try:
+            check_continuation(cont, first, second, len(schedule_cfg))
+        except SpecSnapError as exc:  # said with every other refused combination once the grid is walked
+            memo.refused[cell.agent, cell.successor, str(cont)] = str(exc)
+            return None
         memo.continued[continued] = continuation_block(cont)
     for who in (first, second) if second is not None else (first,):
         if memo.once("meters", who.name, wid, cell.variant):
@@ -253,6 +279,17 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any]:
         "session": memo.cfg["session"],
         "scoring": memo.cfg["scoring"],
     }
+
+
+def refusals(refused: dict[tuple[str, str, str], str]) -> SpecSnapError:
+    """The refused (agent, successor, mode) combinations of a grid: one's own line alone; several,
+    a first line and one line for each."""
+    if len(refused) == 1:
+        return SpecSnapError(next(iter(refused.values())))
+    lines = [f"  {handoff_name(agent, successor).replace(HANDOFF, ' then ')}, {mode}: {why}"
+             for (agent, successor, mode), why in refused.items()]
+    return SpecSnapError(f"{len(refused)} combinations of agent, successor and continuation in this grid are refused "
+                         "(drop them from the grid, or give them a mode they can do):\n" + "\n".join(lines))
 
 
 def trial_stages(workload, variant: VariantConfig | dict[str, Any], n_sessions: int,
