@@ -15,12 +15,16 @@ from sdcs_bench.core.errors import SpecSnapError
 
 commands = typer.Typer()
 
+# (fetch-source and build-env: a real repository by hand, or the pipeline's planned one)
+RepoWorkloadArg = Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")]
+RepoPlanOpt = Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")]
+
 
 @commands.command("fetch-source")
 def fetch_source_command(
-    workload: Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")] = None,
+    workload: RepoWorkloadArg = None,
     results: ResultsOpt = Path("results"),
-    repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
+    repo_plan: RepoPlanOpt = None,
 ) -> None:
     """Download a real repository's pinned source once (its SHA-256 checked) into results/_cache/sources/."""
     from sdcs_bench.pipeline.repos import fetch_planned_source
@@ -60,9 +64,9 @@ def add_repository_command(
 
 @commands.command("build-env")
 def build_env_command(
-    workload: Annotated[Optional[str], typer.Argument(help="a real repository workload, e.g. click")] = None,
+    workload: RepoWorkloadArg = None,
     results: ResultsOpt = Path("results"),
-    repo_plan: Annotated[Optional[Path], typer.Option("--repo-plan", help="pipeline: plan/repos/<workload>.json")] = None,
+    repo_plan: RepoPlanOpt = None,
 ) -> None:
     """Build a real repository's own environment (its Python and pinned test dependencies) once."""
     from sdcs_bench.pipeline.repos import build_planned_environment
