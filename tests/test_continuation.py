@@ -469,3 +469,38 @@ def test_a_session_whose_predecessor_left_no_state_starts_its_own_conversation(t
     assert nothing["resume"] is False and nothing["not_resumed"].startswith("the previous session left no state")
     resumed = _continuation(trial, 2, {"carried": True, "session_id": "0193-abc"})
     assert resumed["resume"] is True and resumed["session_id"] == "0193-abc"
+
+
+def test_a_mode_per_pair_parses_and_a_bad_one_says_why():
+    choice = Continuation.parse("native_or_trace:4000")
+    assert (choice.mode, str(choice.fallback), str(choice), choice.id_part) == ("resume", "trace:4000",
+                                                                               "native_or_trace:4000",
+                                                                               "native_or_trace-4000")
+    assert str(choice.resolved(True)) == "resume" and str(choice.resolved(False)) == "trace:4000"
+    assert str(Continuation.parse("compact_or_summary").resolved(False)) == "summary"
+    for text, message in [("resume_or_resume", "the fallback is the mode itself"),
+                          ("native_or_reset", "reset is a grid value of its own"),
+                          ("resume_or_trace_or_summary", "one fallback at most"),
+                          ("native_or_trace:0", "the trace budget must be a positive number")]:
+        with pytest.raises(SpecSnapError, match=message):
+            Continuation.parse(text)
+
+
+def test_a_mode_per_pair_is_resolved_per_trial_and_each_trial_records_what_it_got(tmp_path):
+    """native_or_trace:4000 over a grid with a same-harness and a cross-harness pair: the first resumes its
+    own conversation, the second (which cannot) gets the trace; each trial file says what it asked for."""
+    from sdcs_bench.pipeline.plan.planner import make_plan
+    from sdcs_bench.trial.spec import TrialSpec
+
+    plan = make_plan("continuity", ["agent=[replay_claude_code_continue]", "successor=[same,replay_codex]",
+                                    "continuation=[native_or_trace:4000]", "workload=[tier_2]", "arm=[Vanilla]",
+                                    "seed=[0]"], results=tmp_path, keys=False)
+    got = {t["trial_id"]: t["continuation"] for t in plan.trials}
+    assert {tid.rsplit("__", 1)[1] for tid in got} == {"native_or_trace-4000"}
+    same = next(b for tid, b in got.items() if ".then." not in tid)
+    cross = next(b for tid, b in got.items() if ".then." in tid)
+    assert (same["name"], same["asked"]) == ("resume", "native_or_trace:4000")
+    assert (cross["name"], cross["asked"]) == ("trace:4000", "native_or_trace:4000")
+    trial = TrialSpec.from_dict(next(t for t in plan.trials if ".then." in t["trial_id"]), run_dir=tmp_path / plan.run)
+    assert str(trial.continuation) == "trace:4000" and not trial.continuation.carries_state
+    assert trial.labels()["continuation"] == "trace:4000" and trial.labels()["continuation_asked"] == "native_or_trace:4000"

@@ -13,6 +13,11 @@ before each such session, which records exactly what crosses:
 - ``resume``: the harness resumes its own killed conversation by its id; the harness state that
   needs (and nothing else) is carried from one private HOME to the next.
 - ``compact``: as ``resume``, with the harness's own compaction forced before it continues.
+
+A grid may also ask for a mode per pair: ``<mode>_or_<fallback>`` (``native`` standing for
+``resume``: ``native_or_trace:4000``) takes the first mode where every agent of the trial can do it
+and the fallback elsewhere; the planner resolves it per (agent, successor) and each trial file
+records what it asked for and what it got.
 """
 
 from __future__ import annotations
@@ -29,7 +34,10 @@ PROMPT_MODES = ("trace", "summary")
 STATE_MODES = ("resume", "compact")
 _TRACE = re.compile(r"^trace:([1-9][0-9]{0,7})$")
 MAX_BUDGET = 99_999_999
-CHOICES = "reset, trace:<budget> (o200k tokens, e.g. trace:4000), summary, resume, compact"
+CHOICES = ("reset, trace:<budget> (o200k tokens, e.g. trace:4000), summary, resume, compact, or <mode>_or_<fallback> "
+           "(e.g. native_or_trace:4000; native: resume)")
+OR = "_or_"  # <mode>_or_<fallback>: a mode per pair
+NATIVE = "native"  # in a mode per pair: the harness's own resume
 # What session k gets in each mode, in one line (``specsnap list modes``; docs/protocol.md#continuation-modes).
 GETS = {
     "reset": "nothing but the disk and the neutral prompt (SpecSnap's original protocol)",
@@ -40,6 +48,8 @@ GETS = {
     "resume": "the harness resumes its own killed conversation (its state carried to the new private HOME); "
               "the same harness only",
     "compact": "as resume, with the harness's own compaction forced first; the same harness only",
+    "<mode>_or_<fallback>": "a mode per pair: the first mode where every agent of the trial can do it, else the "
+                            "fallback (e.g. native_or_trace:4000: resume within a harness, a trace across two)",
 }
 
 
@@ -47,10 +57,25 @@ GETS = {
 class Continuation:
     mode: str = RESET
     budget: int | None = None  # trace only: o200k tokens of the rendered trace kept
+    # a mode per pair (``<mode>_or_<fallback>``): the mode taken where this one cannot be (the planner
+    # resolves it per trial: :meth:`resolved`)
+    fallback: Continuation | None = None
 
     @classmethod
     def parse(cls, text: str | None) -> Continuation:
         text = RESET if text in (None, "") else str(text).strip()
+        if OR in text:
+            first, _, then = text.partition(OR)
+            if OR in then:
+                raise SpecSnapError(f"continuation {text}: one fallback at most (<mode>_or_<fallback>)")
+            preferred = cls.parse("resume" if first == NATIVE else first)
+            fallback = cls.parse(then)
+            if preferred.is_reset or fallback.is_reset:
+                raise SpecSnapError(f"continuation {text}: a mode per pair chooses between modes that carry something "
+                                    "(trace:<budget>, summary, resume, compact); reset is a grid value of its own")
+            if str(preferred) == str(fallback):
+                raise SpecSnapError(f"continuation {text}: the fallback is the mode itself; name one mode")
+            return cls(preferred.mode, preferred.budget, fallback)
         m = _TRACE.match(text)
         if m:
             return cls("trace", int(m.group(1)))
@@ -74,7 +99,19 @@ class Continuation:
         return cls.parse(block.get("name")) if block else cls()
 
     def __str__(self) -> str:
-        return f"trace:{self.budget}" if self.mode == "trace" else self.mode
+        own = f"trace:{self.budget}" if self.mode == "trace" else self.mode
+        return own if self.fallback is None else f"{NATIVE if own == 'resume' else own}{OR}{self.fallback}"
+
+    @property
+    def is_choice(self) -> bool:
+        """A mode per pair, still to be resolved for a trial's agents."""
+        return self.fallback is not None
+
+    def resolved(self, can: bool) -> Continuation:
+        """The mode a trial takes: this one (``can``: every agent of the trial can do it), else the fallback."""
+        if self.fallback is None:
+            return self
+        return Continuation(self.mode, self.budget) if can else self.fallback
 
     @property
     def is_reset(self) -> bool:

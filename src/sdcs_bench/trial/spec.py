@@ -218,6 +218,8 @@ class TrialSpec:
                if self.successor is not None else {}),
             "variant": self.variant.name,
             "continuation": str(self.continuation),
+            # a mode per pair (<mode>_or_<fallback>): what the grid asked for; ``continuation`` is what it got
+            **({"continuation_asked": asked} if (asked := (self.raw.get("continuation") or {}).get("asked")) else {}),
             "seed": self.seed,
         }
 

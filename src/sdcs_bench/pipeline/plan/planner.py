@@ -241,12 +241,20 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any] | None:
     if (cell.agent, cell.successor, str(cont)) in memo.refused:
         return None
     if not cont.is_reset and continued not in memo.continued:
+        asked = cont
+        if cont.is_choice:  # a mode per pair: the preferred one where every agent of the trial can do it
+            try:
+                check_continuation(cont.resolved(True), first, second, len(schedule_cfg))
+                cont = cont.resolved(True)
+            except SpecSnapError:
+                cont = cont.resolved(False)
         try:
             check_continuation(cont, first, second, len(schedule_cfg))
         except SpecSnapError as exc:  # said with every other refused combination once the grid is walked
-            memo.refused[cell.agent, cell.successor, str(cont)] = str(exc)
+            memo.refused[cell.agent, cell.successor, str(asked)] = str(exc)
             return None
-        memo.continued[continued] = continuation_block(cont)
+        # (what the trial got, and for a mode per pair what it asked for)
+        memo.continued[continued] = {**continuation_block(cont), **({"asked": str(asked)} if asked.is_choice else {})}
     for who in (first, second) if second is not None else (first,):
         if memo.once("meters", who.name, wid, cell.variant):
             check_policy_meters(who, variant_cfg, rules)
@@ -258,7 +266,7 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any] | None:
                                 "holds both harnesses (sandbox.docker.image=harnesses) or use bwrap")
     baseline = ({"token_baseline": {"trial": trial_id(wid, cell.arm, cell.name, CONTROL_VARIANT, cell.seed)}}
                 if any(rule.needs_baseline for rule in rules) else {})
-    combo = (wid, cell.arm, cell.name, cell.variant, str(cont))
+    combo = (wid, cell.arm, cell.name, cell.variant, str(cell.continuation))
     memo.full_check.append(combo not in memo.seen)
     memo.seen.add(combo)
     return {
