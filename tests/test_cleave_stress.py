@@ -158,3 +158,30 @@ def test_resumed_and_compacted_sessions_never_commit_a_cleaved_edit_under_load(t
              ("ref_amnesiac", "tier_2", None, "resume"), ("ref_amnesiac", "tier_2", None, "compact")]
     failures = _run_many(tmp_path, cases, TOTAL // 4)
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.stress
+@pytest.mark.slow
+def test_reference_trials_land_on_their_closed_forms_under_a_cpu_and_an_io_hog(tmp_path, loaded_machine):
+    """The cut handshake (docs/agents.md): with every core busy and a writer hammering the disk, a grid of
+    cuts at the first, second and third edit (and by turns) of gold-patch policies, run through the
+    pipeline, lands every row on its closed form: no pause is what makes a cut exact."""
+    import pandas as pd
+    from test_pipeline import run_grid
+
+    hog = tmp_path / "io-hog"
+    writer = subprocess.Popen([sys.executable, "-c", (
+        "import os, sys\nd = sys.argv[1]\nos.makedirs(d, exist_ok=True)\nblock = os.urandom(1 << 20)\n"
+        "i = 0\nwhile True:\n    p = os.path.join(d, str(i % 8))\n    with open(p, 'wb') as f:\n"
+        "        f.write(block * 8); f.flush(); os.fsync(f.fileno())\n    i += 1\n"), str(hog)])
+    try:
+        board, run = run_grid(tmp_path / "work", "cut_sweep", "loaded", workload=["tier_2"], arm=["State_MD_Only"],
+                              agent=["ref_oracle", "ref_verbatim_notes", "ref_reverter"],
+                              variant=["none", "cut_nth_2", "cut_nth_3", "cut_turns_2"])
+    finally:
+        writer.kill()
+        writer.wait()
+    cards = pd.read_csv(run / "scorecards.csv")
+    assert cards["valid"].all(), cards.loc[~cards["valid"], ["trial", "invalid_reasons"]].to_string()
+    assert cards["matches_expected"].all(), cards.loc[~cards["matches_expected"].astype(bool), "trial"].tolist()
+    assert len(board) == 3 * 4 and board["matches_expected"].all()

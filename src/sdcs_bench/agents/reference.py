@@ -48,12 +48,17 @@ POLICY_STATE = ".specsnap-policy"  # a gold-patch policy's conversation state, i
 RECORD_GAP_S = 0.05
 
 
-def pause_between_actions(params: dict, ctx: SessionContext) -> float:
-    """How long the policy pauses after each action: its ``turn_delay_s`` (a model turn's time) in a
-    session cut at an edit, where the watcher's kill must land in a pause, before its next action;
-    ``RECORD_GAP_S`` in a later session that records its writes; else nothing (no one waits on it)."""
-    turn = float(params.get("turn_delay_s", 0)) if ctx.session.cleave.edit_limit is not None else 0.0
-    return max(turn, RECORD_GAP_S) if ctx.index > 1 else turn
+def pause_between_actions(ctx: SessionContext) -> float:
+    """How long the policy pauses after each action: ``RECORD_GAP_S`` in a later session that records
+    its writes; else nothing. (Where a cut at an edit can land, the cut handshake makes it wait for the
+    controller's answer instead: :func:`cut_handshake`.)"""
+    return RECORD_GAP_S if ctx.index > 1 else 0.0
+
+
+def cut_handshake(ctx: SessionContext) -> bool:
+    """Does the policy ask the controller before each next action? In a session cut at an edit: the
+    controller answers once it has judged every earlier write, so the cut lands exactly at any load."""
+    return ctx.session.cleave.edit_limit is not None
 
 
 class ReferenceHarness(Harness):
@@ -94,7 +99,8 @@ class ReferenceHarness(Harness):
             "hints": [{"text": h.text, "names": list(h.names)} for h in ctx.workload.hints],
             "standards": policy_briefing(ctx.workload.standards) if ctx.workload.standards is not None else None,
             "meter": ctx.session.cleave.metered,  # ask before each metered step (a token or turn cut)
-            "pause_s": pause_between_actions(params, ctx),
+            "handshake": cut_handshake(ctx),
+            "pause_s": pause_between_actions(ctx),
             **({"continuation": ctx.continuation} if ctx.continuation else {}),
         }
         return Invocation(

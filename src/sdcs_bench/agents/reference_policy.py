@@ -15,9 +15,12 @@ Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives 
   standards (the standards family) the rule a standard may state for each form of each surface, how
             the existing handlers and every task's handler are written in either form, each task's
             text; which form it writes it decides from the disk (STYLE.md, the existing handlers)
-  pause_s   how long it pauses after each action: ``turn_delay_s`` in a session cut at an edit (the
-            watcher's kill at the cut lands in the pause, as in a model's turn), a short gap in a
-            later session that records its writes, else none (default: ``turn_delay_s``)
+  handshake (a session cut at an edit) after each action it asks the session's controller whether it
+            may go on, and waits: the controller answers once it has judged every write before the
+            question, and at the cut never answers (the policy is killed waiting, before its next
+            action): the cut lands exactly at any load, with no pause standing in for it
+  pause_s   how long it pauses after each action: a short gap in a later session that records its
+            writes (each write told apart from the next step), else none
 What it knows of *which* requirements to do comes only from the prompt and the disk, except
 for a policy with ``knows_sprint: always`` (the oracle); with ``knows_sprint: from_hints`` it also
 knows the bugs a hint names when that hint's text is in ``AGENTS.md`` or its notes file on disk.
@@ -88,8 +91,9 @@ class Agent:
         self.hints = briefing.get("hints") or []
         self.standards = briefing.get("standards")
         self.ask_meter = bool(briefing.get("meter"))
-        pause = briefing.get("pause_s")
-        self.pause_s = float(self.params.get("turn_delay_s", 0) if pause is None else pause)
+        self.handshake = bool(briefing.get("handshake"))
+        self.asked = 0  # questions asked so far (the cut handshake)
+        self.pause_s = float(briefing.get("pause_s") or 0)
         # The continuation mode of the trial (docs/protocol.md#continuation-modes): ``trace`` logs
         # the text of what it learnt (a trace carries it on); ``conversation`` names the state it
         # keeps in its private HOME, and ``resume`` the conversation it continues from there.
@@ -135,9 +139,30 @@ class Agent:
         self.charged = step  # named on the log line of the step it metered
 
     def pause(self) -> None:
-        """Between actions (``pause_s``: a model turn's time where a cut at an edit can land, so the
-        watcher's kill lands in it; a short gap where the session records its writes)."""
-        time.sleep(self.pause_s)
+        """Between actions: in a session cut at an edit, the cut handshake (:meth:`go_ahead`); then
+        ``pause_s`` (a short gap where the session records its writes)."""
+        if self.handshake:
+            self.go_ahead()
+        if self.pause_s:
+            time.sleep(self.pause_s)
+
+    def go_ahead(self) -> None:
+        """Ask the controller whether to go on (``go.<k>``) and wait for its answer (``ack.go.<k>``),
+        given only once it has judged every write made before the question; at the cut it never comes
+        and the policy is killed here. No answer in ``METER_WAIT_S``: the watcher is gone, and the
+        policy stops."""
+        self.asked += 1
+        name = f"go.{os.getpid()}.{self.asked}.{os.urandom(4).hex()}"  # (never an earlier session's name)
+        tmp = METER_ASK / f"{name}.tmp"
+        tmp.write_text("")
+        tmp.rename(METER_ASK / name)
+        ack = METER_ASK / f"ack.{name}"
+        deadline = time.monotonic() + METER_WAIT_S
+        while not ack.exists():
+            if time.monotonic() > deadline:
+                self.log("go_unanswered")
+                sys.exit(3)
+            time.sleep(0.002)
 
     @staticmethod
     def git(*args: str, patch: str | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:

@@ -47,6 +47,14 @@ class ControlChannel:
                     return
                 self._answered.add(f"meter.{token}")
             self._meter(token)
+        elif name.startswith("go.") and not name.endswith(".tmp"):
+            # A reference policy's question before its next action, in a session cut at an edit (the
+            # cut handshake): answered once every write before it is judged, never after the cut.
+            with self._lock:
+                if name in self._answered:
+                    return
+                self._answered.add(name)
+            threading.Thread(target=self._go, args=(name[len("go."):],), daemon=True).start()
         elif name.startswith("ask.") and not name.endswith(".tmp"):
             token = name[len("ask."):]
             with self._lock:
@@ -88,6 +96,23 @@ class ControlChannel:
             self._touch(f"ack.{token}")
         except OSError:
             pass  # the hook gives up and refuses: fail closed
+
+    def _go(self, token: str) -> None:
+        # Every write the policy made before its question has been seen (the question came after them
+        # in the watcher's one ordered stream); writes in their grace timer are settled, a change no
+        # event named is counted. At the cut there is no answer: the policy is killed waiting, before
+        # its next action, however late the watcher was (no pause stands in for this).
+        self._settle()
+        problem = self._content_check()
+        if problem:
+            self._unjudged(problem)
+            return  # the policy gets no answer and stops: fail closed
+        if self.fired.is_set():
+            return
+        try:
+            self._touch(f"ack.go.{token}")
+        except OSError:
+            pass
 
     def _wait_for_watcher(self) -> str | None:
         """Write a numbered barrier and wait until the watcher has seen it (so every event before it
