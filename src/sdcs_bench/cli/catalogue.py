@@ -95,7 +95,7 @@ def _list_modes(title: str) -> None:
     from rich.table import Table
 
     from sdcs_bench.agents import ADAPTERS, harness_class
-    from sdcs_bench.trial.continuation import GETS
+    from sdcs_bench.trial.continuation import GETS, OR
 
     table = Table(title=title)
     table.caption = escape("The grid axis `continuation` (default [reset]), e.g. "
@@ -111,6 +111,8 @@ def _list_modes(title: str) -> None:
         shown = "every harness" if len(able) == len(ADAPTERS) else ", ".join(able)
         if mode != "reset":  # (the fact-driven and standards policies run whole trials: reset only)
             shown = shown.replace("reference", "reference (gold-patch policies)")
+        if OR in mode:  # a mode per pair: each trial gets the mode, or the fallback where it cannot
+            shown = "those of the mode, the others the fallback's"
         table.add_row(escape(mode), escape(gets), shown)
     _console().print(table)
 
