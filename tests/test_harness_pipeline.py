@@ -16,7 +16,9 @@ from sdcs_bench.proxy import ledger_totals, read_ledger
 
 pytestmark = pytest.mark.pipeline
 
-REPLAY_AGENTS = sorted(a for a in config.options("agent") if config.entity("agent", a).get("proxy") == "replay")
+# (the handoff scripts' agents, *_continue and *_two_edits, run in tests/test_handoff_matrix.py, slow)
+REPLAY_AGENTS = sorted(a for a in config.options("agent") if config.entity("agent", a).get("proxy") == "replay"
+                       and not a.endswith(("_continue", "_two_edits")) or a == "replay_claude_code_continue")
 HARNESSES = {config.entity("agent", a)["harness"] for a in REPLAY_AGENTS}
 
 

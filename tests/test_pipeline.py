@@ -13,6 +13,8 @@ import pytest
 from conftest import ROOT
 from test_expectations import CUT
 
+from sdcs_bench.trial import config
+
 pytestmark = pytest.mark.pipeline
 
 
@@ -156,7 +158,7 @@ def test_an_overrides_run_writes_its_own_directory_and_leaves_the_study_alone(sm
 def test_bad_study_or_override_fails_before_any_job(tmp_path):
     result = snakemake(tmp_path, "-n", "--config", "study=nope")
     assert result.returncode != 0
-    assert "unknown study 'nope'; valid choices: coherence_standards, coherence_withhold, continuity, cut_sweep, effect_check, intervals, null_check, poison, real_repos, smoke, specsnap_t1_t4" in result.stdout + result.stderr
+    assert "unknown study 'nope'; valid choices: " + ", ".join(config.options("study")) in result.stdout + result.stderr
     result = snakemake(tmp_path, "-n", "--config", 'overrides=["arm=[Vanila]"]')
     assert "unknown arm 'Vanila'; valid choices: AGENTS_MD_Only, Gate_I, " in result.stdout + result.stderr
     assert not (tmp_path / "results").exists()

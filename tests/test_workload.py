@@ -53,6 +53,7 @@ def test_validate_workload_passes_for_every_registered_workload(workload):
     assert "all" in result.stdout and "checks passed" in result.stdout
 
 
+@pytest.mark.slow  # (40 s: a whole validation twice; the default run validates every workload once)
 def test_validate_workload_reports_a_broken_gold_precisely(tier2, tmp_path):
     from sdcs_bench.sandbox import make_backend
     from sdcs_bench.pipeline.validate import validate_workload
