@@ -124,18 +124,9 @@ class Agent:
         session's controller first (the step that reaches the cut is never performed: the policy
         is killed waiting for the answer)."""
         self.metered += 1
-        name = f"meter.{os.getpid()}.{self.metered}"
-        tmp = METER_ASK / f"{name}.tmp"
-        tmp.write_text(json.dumps({"step": step, "texts": [t for t in texts if t], "t": time.time()}))
-        tmp.rename(METER_ASK / name)  # (counted by the host; without a cut rule it does not wait)
-        if self.ask_meter:
-            ack = METER_ASK / f"ack.{name}"
-            deadline = time.monotonic() + METER_WAIT_S
-            while not ack.exists():
-                if time.monotonic() > deadline:
-                    self.log("meter_unanswered", step=step)
-                    sys.exit(3)
-                time.sleep(0.005)
+        question = json.dumps({"step": step, "texts": [t for t in texts if t], "t": time.time()})
+        # (counted by the host; without a cut rule it does not wait)
+        self.ask(f"meter.{os.getpid()}.{self.metered}", question, wait=self.ask_meter, unanswered={"step": step})
         self.charged = step  # named on the log line of the step it metered
 
     def pause(self) -> None:
@@ -147,20 +138,26 @@ class Agent:
             time.sleep(self.pause_s)
 
     def go_ahead(self) -> None:
-        """Ask the controller whether to go on (``go.<k>``) and wait for its answer (``ack.go.<k>``),
-        given only once it has judged every write made before the question; at the cut it never comes
-        and the policy is killed here. No answer in ``METER_WAIT_S``: the watcher is gone, and the
-        policy stops."""
+        """Ask the controller whether to go on (``go.<k>``) and wait for its answer, given only once it
+        has judged every write made before the question; at the cut it never comes and the policy is
+        killed here."""
         self.asked += 1
-        name = f"go.{os.getpid()}.{self.asked}.{os.urandom(4).hex()}"  # (never an earlier session's name)
+        self.ask(f"go.{os.getpid()}.{self.asked}.{os.urandom(4).hex()}")  # (never an earlier session's name)
+
+    def ask(self, name: str, question: str = "", *, wait: bool = True, unanswered: dict | None = None) -> None:
+        """Put a question to the session's controller (the file ``name`` in the control directory,
+        written whole) and, with ``wait``, wait for its answer (``ack.<name>``). No answer in
+        ``METER_WAIT_S``: the watcher is gone, and the policy stops (``<kind>_unanswered``)."""
         tmp = METER_ASK / f"{name}.tmp"
-        tmp.write_text("")
+        tmp.write_text(question)
         tmp.rename(METER_ASK / name)
+        if not wait:
+            return
         ack = METER_ASK / f"ack.{name}"
         deadline = time.monotonic() + METER_WAIT_S
         while not ack.exists():
             if time.monotonic() > deadline:
-                self.log("go_unanswered")
+                self.log(f"{name.split('.')[0]}_unanswered", **(unanswered or {}))
                 sys.exit(3)
             time.sleep(0.002)
 

@@ -47,21 +47,18 @@ class ControlChannel:
                     return
                 self._answered.add(f"meter.{token}")
             self._meter(token)
-        elif name.startswith("go.") and not name.endswith(".tmp"):
-            # A reference policy's question before its next action, in a session cut at an edit (the
-            # cut handshake): answered once every write before it is judged, never after the cut.
+        elif name.startswith(("ask.", "go.")) and not name.endswith(".tmp"):
+            # ``ask.<k>``: the git hook's "may this commit land?" under an nth_py_edit rule (answered
+            # after the cut too: the hook then reads the guard's state and refuses). ``go.<k>``: a
+            # reference policy's question before its next action in a session cut at an edit (the
+            # cut handshake): never answered after the cut, so the policy is killed waiting.
             with self._lock:
                 if name in self._answered:
                     return
                 self._answered.add(name)
-            threading.Thread(target=self._go, args=(name[len("go."):],), daemon=True).start()
-        elif name.startswith("ask.") and not name.endswith(".tmp"):
-            token = name[len("ask."):]
-            with self._lock:
-                if token in self._answered:
-                    return
-                self._answered.add(token)
-            threading.Thread(target=self._answer, args=(token,), daemon=True).start()
+            # (the hook waits for ack.<k>, the policy for ack.go.<k>)
+            threading.Thread(target=self._answer, args=("ack." + name.removeprefix("ask."), name.startswith("go.")),
+                             daemon=True).start()
 
     def _touch(self, name: str, text: str = "") -> None:
         """Create a file in the control directory without following a link planted there (and
@@ -83,36 +80,23 @@ class ControlChannel:
         except OSError:
             pass
 
-    def _answer(self, token: str) -> None:
-        # Every write completed before the hook's question has been seen; writes still in their
-        # grace timer are settled first, and a change no event named is counted, so the state the
-        # hook reads next is the verdict.
+    def _answer(self, ack: str, not_after_cut: bool) -> None:
+        # Every write completed before the question has been seen (it came after them in the
+        # watcher's one ordered stream); writes still in their grace timer are settled first, and a
+        # change no event named is counted, so what is answered next is the verdict. A question
+        # ``not_after_cut`` (the policy's) gets no answer once the cut has fired: its asker is killed
+        # waiting, before its next action, however late the watcher was.
         self._settle()
         problem = self._content_check()
         if problem:
             self._unjudged(problem)
-            return  # the hook gets no answer and refuses: fail closed
-        try:
-            self._touch(f"ack.{token}")
-        except OSError:
-            pass  # the hook gives up and refuses: fail closed
-
-    def _go(self, token: str) -> None:
-        # Every write the policy made before its question has been seen (the question came after them
-        # in the watcher's one ordered stream); writes in their grace timer are settled, a change no
-        # event named is counted. At the cut there is no answer: the policy is killed waiting, before
-        # its next action, however late the watcher was (no pause stands in for this).
-        self._settle()
-        problem = self._content_check()
-        if problem:
-            self._unjudged(problem)
-            return  # the policy gets no answer and stops: fail closed
-        if self.fired.is_set():
+            return  # the asker gets no answer and refuses (the hook) or stops (the policy): fail closed
+        if not_after_cut and self.fired.is_set():
             return
         try:
-            self._touch(f"ack.go.{token}")
+            self._touch(ack)
         except OSError:
-            pass
+            pass  # the asker gives up: fail closed
 
     def _wait_for_watcher(self) -> str | None:
         """Write a numbered barrier and wait until the watcher has seen it (so every event before it
