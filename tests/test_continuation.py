@@ -201,7 +201,7 @@ def test_only_the_files_the_harness_names_cross_and_a_planted_link_or_fifo_never
 
 
 # -- the pipeline on the reference policies -----------------------------------------------------------
-NET_BY_MODE = {"reset": 1, "trace:1000": 7, "summary": 3, "resume": 8, "compact": 3}
+NET_BY_MODE = {"reset": 1, "trace:1000": 7, "summary": 3, "notes": 3, "resume": 8, "compact": 3}
 
 
 @pytest.fixture(scope="module")
@@ -387,6 +387,56 @@ def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tm
     assert card["handoff"]["mode"] == "compact"
     session2 = json.loads((run / "trials" / f"{trial}__compact" / "session_2" / "stage.json").read_text())["session"]
     assert session2["continuation"]["compaction"]["trigger"] == "manual"
+
+
+@pytest.mark.pipeline
+def test_a_named_writer_summarises_and_notes_the_session_s_own_conversation(tmp_path):
+    """handoff.writer=replay_codex_continue, handoff.source=conversation on Claude Code's sessions: session
+    1 keeps its last request; the handoff gives Codex's model exactly its turns (never the harness's
+    prompt or SpecSnap's refusal); Codex's summary and notes reach session 2's prompt; the writer and
+    source are on the record and the scorecards."""
+    from test_pipeline import run_grid
+
+    _board, run = run_grid(tmp_path, "continuity", "named-writer",
+                           settings=("handoff.writer=replay_codex_continue", "handoff.source=conversation"),
+                           workload=["tier_2"], arm=["AGENTS_MD_Only"], agent=["replay_claude_code_continue"],
+                           continuation=["summary", "notes"])
+    cards = pd.read_csv(run / "scorecards.csv").set_index("continuation")
+    assert cards["valid"].all() and (cards["handoff_writer"] == "replay_codex_continue").all()
+    assert (cards["handoff_source"] == "conversation").all() and cards.loc["notes", "invalid_notes"] == 0
+    trial = run / "trials" / "tier_2__AGENTS_MD_Only__replay_claude_code_continue__none__s0"
+    for mode, said in (("summary", "SPECSNAP-SUMMARY: the previous session (Codex)"), ("notes", "written by Codex")):
+        handoff = Path(f"{trial}__{mode}") / "handoff_2"
+        assert (Path(f"{trial}__{mode}") / "session_1" / "conversation.json").is_file()
+        transcript = (handoff / "writer_input.md").read_text()
+        assert transcript.startswith("user: ") and "Sprint" in transcript  # its prompt, as its model saw it
+        assert "assistant then: edit ledger/specsnap_probe.py" in transcript  # what its last reply did
+        assert "specsnap: " not in transcript and "You are Claude Code" not in transcript
+        record = json.loads((handoff / "stage.json").read_text())["handoff"][mode]
+        assert record["writer"]["agent"] == "replay_codex_continue" and record["source"] == "conversation"
+        assert record["transcript"]["kept"] == len(transcript.splitlines())
+        assert said in (handoff / "context.md").read_text()
+        prompt = "\n".join(p.read_text() for p in sorted((Path(f"{trial}__{mode}") / "session_2" / "native").rglob("*.jsonl")))
+        assert said in prompt
+
+
+@pytest.mark.pipeline
+def test_notes_that_break_the_schema_carry_nothing_and_say_why(tmp_path):
+    """A writer whose notes miss a required field (the two-edit script's, on purpose): nothing crosses,
+    the answer is kept as it came, the record names the problem, the trial stays valid and
+    ``invalid_notes`` counts it."""
+    from test_pipeline import run_grid
+
+    _board, run = run_grid(tmp_path, "continuity", "bad-notes", workload=["tier_2"], arm=["AGENTS_MD_Only"],
+                           agent=["replay_claude_code_two_edits"], continuation=["notes"])
+    cards = pd.read_csv(run / "scorecards.csv")
+    assert cards["valid"].all() and cards["invalid_notes"].tolist() == [1]
+    handoff = run / "trials" / "tier_2__AGENTS_MD_Only__replay_claude_code_two_edits__none__s0__notes" / "handoff_2"
+    record = json.loads((handoff / "stage.json").read_text())["handoff"]
+    assert record["notes"]["valid"] is False and record["notes"]["notes"] is None
+    assert record["notes"]["problem"] == "the top level: 'open_questions' is a required property"
+    assert (handoff / "context.md").read_text() == "" and record["context_tokens"] == 0
+    assert "SPECSNAP-NOTES" in (handoff / "reply.txt").read_text()
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """Cross-harness pairs out of the box (issue 38, item 5): the real Claude Code, Codex and Gemini CLI
 binaries on the replay server, every ordered pair of their "continue" replay agents handed on by a
-reset, a trace and a summary (study handoff_matrix), and each harness's two-edit script cut at its
+reset, a trace, a summary and structured notes (study handoff_matrix), and each harness's two-edit script cut at its
 second edit."""
 
 from __future__ import annotations
@@ -26,38 +26,44 @@ def _pair(agent: str) -> tuple[str, str]:
 @pytest.mark.slow
 def test_every_pair_of_the_three_harnesses_hands_on_with_its_costs_and_its_summary(tmp_path):
     """Every ordered pair of the three harnesses (a harness with itself: the trial without a handoff),
-    under reset, trace and summary: every trial valid, every cross-harness pair's cost of resuming
-    filled (session 2 wrote a module that survives), one scripted summary call per summary trial, and
-    the trace in session 2's prompt names session 1's edit."""
+    under reset, trace, summary and notes: every trial valid, every cross-harness pair's cost of
+    resuming filled (session 2 wrote a module that survives), one scripted writer's call per summary
+    and notes trial (the notes valid, rendered), and the trace in session 2's prompt names session
+    1's edit."""
     from test_pipeline import run_grid
 
     from sdcs_bench.pipeline.rows import RESUME_MEANS
 
     board, run = run_grid(tmp_path, "handoff_matrix", "handoff-matrix")
     cards = pd.read_csv(run / "scorecards.csv")
-    assert len(cards) == 9 * 3, cards["trial"].tolist()
+    assert len(cards) == 9 * 4, cards["trial"].tolist()
     assert cards["valid"].all(), cards.loc[~cards["valid"], "trial"].tolist()
     assert (cards["agent_kind"].str.contains("replay")).all()
     pairs = {_pair(a) for a in cards["agent"]}
     assert pairs == {(a, b) for a in CONTINUE for b in CONTINUE}
-    assert set(cards["continuation"]) == {"reset", "trace:4000", "summary"}
+    assert set(cards["continuation"]) == {"reset", "trace:4000", "summary", "notes"}
 
     cross = cards[cards["agent"].str.contains(".then.", regex=False)]
-    assert len(cross) == 6 * 3
+    assert len(cross) == 6 * 4
     for row in cross.itertuples():
         for column in RESUME_MEANS:
             assert pd.notna(getattr(row, column)), (row.trial, column)
         assert row.resume_reached > 0 and row.resume_calls > 0 and row.resume_tokens > 0, row.trial
     # the same on the leaderboard: one row per pair and mode, none with an empty cost of resuming
     cross_board = board[board["agent"].str.contains(".then.", regex=False)]
-    assert len(cross_board) == 6 * 3
+    assert len(cross_board) == 6 * 4
     assert cross_board[list(RESUME_MEANS)].notna().all().all(), \
         cross_board[["agent", "continuation", *RESUME_MEANS]].to_string()
     assert (cross_board["resume_reached"] > 0).all()
 
-    summary = cards[cards["continuation"] == "summary"]
-    assert len(summary) == 9 and (summary["handoff_calls"] == 1).all(), summary[["trial", "handoff_calls"]]
-    assert (summary["handoff_tokens"] > 0).all()
+    for mode in ("summary", "notes"):
+        written = cards[cards["continuation"] == mode]
+        assert len(written) == 9 and (written["handoff_calls"] == 1).all(), written[["trial", "handoff_calls"]]
+        assert (written["handoff_tokens"] > 0).all()
+        # written by the model of the session handed over (the first agent's), from its trace
+        assert (written["handoff_writer"] == written["agent"].map(lambda a: _pair(a)[0])).all()
+        assert (written["handoff_source"] == "trace").all()
+    assert (cards.loc[cards["continuation"] == "notes", "invalid_notes"] == 0).all()
 
     trials = run / "trials"
     traced = sorted(p for p in trials.iterdir() if p.name.endswith("__trace-4000"))
@@ -67,6 +73,11 @@ def test_every_pair_of_the_three_harnesses_hands_on_with_its_costs_and_its_summa
         assert "edit ledger/specsnap_probe.py" in context, (trial.name, context)
     for trial in sorted(p for p in trials.iterdir() if p.name.endswith("__summary")):
         assert "SPECSNAP-SUMMARY" in (trial / "handoff_2" / "context.md").read_text(), trial.name
+    for trial in sorted(p for p in trials.iterdir() if p.name.endswith("__notes")):
+        notes = (trial / "handoff_2" / "context.md").read_text()
+        first = HARNESS[_pair(cards.set_index("trial").loc[trial.name, "agent"])[0]]
+        assert notes.startswith("Goal: SPECSNAP-NOTES") and "(files: ledger/specsnap_probe.py)" in notes, trial.name
+        assert {"claude_code": "Claude Code", "codex": "Codex", "gemini_cli": "Gemini CLI"}[first] in notes, trial.name
     # every session 1 ran its agent's harness and every session 2 its successor's (ledger.csv, per session)
     ledger = pd.read_csv(run / "ledger.csv")
     for trial, rows in ledger.groupby("trial"):

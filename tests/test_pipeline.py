@@ -25,12 +25,14 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def run_grid(workdir: Path, study: str, name: str, **axes: list[str]):
-    """Run ``study`` narrowed to ``axes`` under its own run ``name``; its leaderboard and directory
-    (the smoke study's first seed only, unless ``seed`` is given)."""
+def run_grid(workdir: Path, study: str, name: str, settings: tuple[str, ...] = (), **axes: list[str]):
+    """Run ``study`` narrowed to ``axes`` (and with the ``settings`` overrides, e.g.
+    ``handoff.source=conversation``) under its own run ``name``; its leaderboard and directory (the
+    smoke study's first seed only, unless ``seed`` is given)."""
     if study == "smoke":
         axes.setdefault("seed", ["0"])
-    grid = ["overrides=[" + ",".join(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()) + "]"]
+    grid = ["overrides=[" + ",".join([*(f'"{k}=[{",".join(v)}]"' for k, v in axes.items()),
+                                      *(f'"{o}"' for o in settings)]) + "]"]
     run = snakemake(workdir, "--cores", "2", "--config", f"study={study}", f"name={name}", *grid)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     return pd.read_csv(workdir / "results" / name / "leaderboard.csv"), workdir / "results" / name

@@ -6,6 +6,11 @@ closed forms (:mod:`.expectations`) both call these.
   the previous session's event stream says it learnt (in full or as a summary line), that
   requirement's one-line summary (``- <id>: <summary>``), in the order learnt. Full texts and
   amendments are lost. Its meter is one call of the rendered transcript's and the summary's tokens.
+- ``notes``: the same summariser answering in the notes schema (:mod:`sdcs_bench.trial.notes`): the
+  goal (a fixed line), done (each file it edited, in order), in progress (when the session was cut:
+  its last edit's file), next steps (the summary line of each requirement learnt, as above), no open
+  questions. Rendered, the next session learns exactly what a summary teaches it; its meter is one
+  call of the transcript's and the notes' (JSON) tokens.
 - ``compact``: the carried conversation (the prompts the policy was given) is compacted to one
   turn: the summary line of every requirement whose full text or summary line it holds, in the
   workload's order. Same loss; the record keeps the tokens before and after and the text.
@@ -18,10 +23,12 @@ from typing import Any
 
 from sdcs_bench.coherence.trace import SessionTrace, keep_from_end, render_lines
 from sdcs_bench.core.tokens import count_tokens, meter_tokens
+from sdcs_bench.trial import notes as notes_schema
 from sdcs_bench.trial.policy_rules import norm, summary_line
 from sdcs_bench.trial.workload_model import Workload
 
 SUMMARY_VERSION = "specsnap-policy-summary/1"
+NOTES_GOAL = "Carry on the task of TASK.md: every requirement it states, each kept as its tests expect."
 
 
 def transcript_text(trace: SessionTrace, budget: int) -> str:
@@ -31,14 +38,34 @@ def transcript_text(trace: SessionTrace, budget: int) -> str:
     return "\n".join(kept)
 
 
+def _learnt(workload: Workload, events: list[dict[str, Any]]) -> list[Any]:
+    """The requirements a session's event stream says it learnt (in full or as a summary line), in order."""
+    by_id = {r.id: r for r in workload.requirements}
+    learnt = dict.fromkeys(str((e.get("payload") or {}).get("fact")) for e in events if e.get("type") == "fact_extracted")
+    return [by_id[rid] for rid in learnt if rid in by_id]
+
+
 def policy_summary(workload: Workload, events: list[dict[str, Any]], transcript: str) -> tuple[str, dict[str, Any]]:
     """The deterministic summary of a session from its event stream, and its record (meter)."""
-    by_id = {r.id: r for r in workload.requirements}
-    learnt = list(dict.fromkeys(str((e.get("payload") or {}).get("fact")) for e in events
-                                if e.get("type") == "fact_extracted"))
-    text = "\n".join(summary_line(by_id[rid]) for rid in learnt if rid in by_id)
+    learnt = _learnt(workload, events)
+    text = "\n".join(summary_line(r) for r in learnt)
     return text, {"by": "policy", "version": SUMMARY_VERSION, "calls": 1,
-                  "tokens": {"meter": meter_tokens(transcript, text)}, "requirements": [r for r in learnt if r in by_id]}
+                  "tokens": {"meter": meter_tokens(transcript, text)}, "requirements": [r.id for r in learnt]}
+
+
+def policy_notes(workload: Workload, trace: SessionTrace, transcript: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The deterministic notes on a session (valid in the schema), and their record (meter)."""
+    learnt = _learnt(workload, list(trace.events))
+    edited = list(dict.fromkeys(str((e.get("payload") or {}).get("path")) for e in trace.events
+                                if e.get("type") == "edit_intent" and (e.get("payload") or {}).get("result") == "ok"
+                                and (e.get("payload") or {}).get("path")))
+    notes = {"schema": notes_schema.VERSION, "goal": NOTES_GOAL, "done": [f"edited {p}" for p in edited],
+             "in_progress": ([{"task": "the session was stopped after its last edit", "files": [edited[-1]]}]
+                             if trace.status == "cleaved" and edited else []),
+             "next_steps": [summary_line(r).removeprefix("- ") for r in learnt], "open_questions": []}
+    return notes, {"by": "policy", "version": SUMMARY_VERSION, "calls": 1,
+                   "tokens": {"meter": meter_tokens(transcript, json.dumps(notes))},
+                   "requirements": [r.id for r in learnt]}
 
 
 def compact_turns(workload: Workload, turns: list[str]) -> tuple[list[str], dict[str, Any]]:

@@ -16,12 +16,13 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from sdcs_bench.agents.continuation import compact_turns, policy_summary, transcript_text
+from sdcs_bench.agents.continuation import compact_turns, policy_notes, policy_summary, transcript_text
 from sdcs_bench.agents.stochastic import distribution, dropped
 from sdcs_bench.coherence.normalise import reference_stream
 from sdcs_bench.coherence.trace import SessionTrace, render_trace
 from sdcs_bench.core.tokens import meter_tokens
 from sdcs_bench.trial.continuation import Continuation, prompt_with_context
+from sdcs_bench.trial.notes import render as render_notes
 from sdcs_bench.trial.arms import Arm
 from sdcs_bench.trial.components import AgentConfig, Policy, VariantConfig
 from sdcs_bench.trial.schedule import effective_schedule
@@ -236,10 +237,14 @@ class _Handover:
             return prompt, ()
         if mode == "trace":
             return prompt_with_context(prompt, mode, render_trace(self.traces, int(self.cont.budget))[0]), ()
-        if mode == "summary":
+        if mode in ("summary", "notes"):  # the policy's own summariser, from its trace
             last = self.traces[-1]
-            budget = int(self.block["summary_prompt"]["transcript_tokens"])
-            text, record = policy_summary(self.workload, last.events, transcript_text(last, budget))
+            transcript = transcript_text(last, int(self.block[f"{mode}_prompt"]["transcript_tokens"]))
+            if mode == "summary":
+                text, record = policy_summary(self.workload, list(last.events), transcript)
+            else:
+                notes, record = policy_notes(self.workload, last, transcript)
+                text = render_notes(notes)
             self.calls += 1
             self.tokens += record["tokens"]["meter"]
             return prompt_with_context(prompt, mode, text), ()

@@ -111,7 +111,7 @@ def make_board(scorecards: pd.DataFrame, settings: stats.Settings = stats.Settin
                               "std_decisions": 1, "std_better_share": 4, "std_followed_standard_share": 4,
                               "tests_passed": 2, "resume_reached": 2, "resume_calls": 1, "resume_tokens": 0,
                               "resume_tool_events": 1, "resume_reread_share": 2, "handoff_calls": 1,
-                              "handoff_tokens": 0, "context_tokens": 0})
+                              "handoff_tokens": 0, "context_tokens": 0, "invalid_notes": 2})
 
 
 def interval_texts(frame: pd.DataFrame, n: str, mean: str, lo: str, hi: str) -> list[str]:

@@ -130,7 +130,7 @@ def reopen(run_dir: Path, limits: dict[str, float | None], dry_run: bool = False
 
 
 def _stopped_below(stage_json: Path, limits: dict[str, float | None]) -> bool:
-    """Whether this session (or a summary's handoff) was stopped by a budget lower than ``limits``."""
+    """Whether this session (or a summary's or notes' handoff) was stopped by a budget lower than ``limits``."""
     try:
         data = json.loads(stage_json.read_text())
     except (OSError, ValueError):
@@ -139,7 +139,7 @@ def _stopped_below(stage_json: Path, limits: dict[str, float | None]) -> bool:
     if session.get("status") == EXHAUSTED:
         budget = session.get("budget") or {}
     elif EXHAUSTED in handoff:
-        budget = (handoff.get("summary") or {}).get("budget") or {}
+        budget = (handoff.get("summary") or handoff.get("notes") or {}).get("budget") or {}
     else:
         return False
     return _raised(budget.get("limits") or {}, limits, budget.get("refused_by"),

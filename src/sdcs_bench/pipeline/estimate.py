@@ -36,6 +36,7 @@ import pandas as pd
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.prices import KINDS, PER, Price, PriceTable, add
 from sdcs_bench.pipeline.leaderboard import published
+from sdcs_bench.trial.continuation import WRITTEN_MODES
 from sdcs_bench.pipeline.plan.planner import make_plan
 from sdcs_bench.pipeline.plan.settings import conf_prices
 from sdcs_bench.trial.components import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND, AgentConfig
@@ -223,7 +224,7 @@ def estimate(study: str, overrides: list[str] | None = None, pilot_dir: Path | N
             est.cost_low_usd = add(est.cost_low_usd, None if low is None else share * low)
             est.cost_high_usd = add(est.cost_high_usd, None if high is None else share * high)
         summaries = sum(1 for s in trial["stages"] if s.startswith("handoff_")) \
-            if (trial.get("continuation") or {}).get("mode") == "summary" else 0
+            if (trial.get("continuation") or {}).get("mode") in WRITTEN_MODES else 0
         if summaries:
             by_agent[trial["agent"]["name"]].handoff_calls += summaries
     return list(by_agent.values()), prices

@@ -299,12 +299,13 @@ def _family_sections(board: pd.DataFrame) -> list[tuple[pd.DataFrame, str, str, 
         (board if (board["continuation"] != "reset").any() else board.iloc[0:0], "Continuation modes",
          "How each session after the first continued (docs/protocol.md#continuation-modes): `reset` (no "
          "history), `trace:<budget>` (the earlier sessions' events, cut to the budget), `summary` (the "
-         "previous session summarised by the agent's model), `resume` (the harness's own conversation) and "
-         "`compact` (that conversation compacted). `context_tokens`: what the handoffs put into the prompts; "
-         "`handoff_calls`/`handoff_tokens`: what the summaries cost (a reference policy's summariser: its "
-         "meter), separate from the sessions' own tokens; `reached`, `tool_events`, `tokens`: the cost of "
-         "resuming, as in the table above.",
+         "previous session summarised by a model), `notes` (structured notes in a versioned schema), `resume` "
+         "(the harness's own conversation) and `compact` (that conversation compacted). `context_tokens`: "
+         "what the handoffs put into the prompts; `handoff_calls`/`handoff_tokens`: what the summaries and "
+         "notes cost (a reference policy's summariser: its meter), separate from the sessions' own tokens; "
+         "`invalid_notes`: notes that failed the schema (they carried nothing), per trial; `reached`, "
+         "`tool_events`, `tokens`: the cost of resuming, as in the table above.",
          {"resume_reached": "reached", "resume_tokens": "tokens", "resume_tool_events": "tool_events"},
          [*key, "variant", "continuation", "trials", "net", "reached", "tool_events", "tokens", "context_tokens",
-          "handoff_calls", "handoff_tokens", "matches_expected"]),
+          "handoff_calls", "handoff_tokens", "invalid_notes", "matches_expected"]),
     ]

@@ -146,7 +146,8 @@ def _modes(board: pd.DataFrame) -> list[str]:
     """The continuation modes of the study, in the order of docs/protocol.md (reset first)."""
     if "continuation" not in board:
         return []
-    order = ("reset", "trace", "summary", "resume", "compact")
+    from sdcs_bench.trial.continuation import MODES as order
+
     found = set(board["continuation"].fillna("reset"))
     return sorted(found, key=lambda m: (order.index(m.split(":")[0]) if m.split(":")[0] in order else 99, m))
 

@@ -21,9 +21,10 @@ from sdcs_bench.trial.standards import COMPARED as STANDARDS_COMPARED
 RESUME_MEANS = ("resume_reached", "resume_calls", "resume_tokens", "resume_tool_events", "resume_reread_share")
 
 
-# A continuation mode's handoffs (docs/protocol.md#continuation-modes): what the summaries cost (model
-# calls and tokens; a reference policy's summariser: its meter) and the tokens they put into the prompts.
-HANDOFF_MEANS = ("handoff_calls", "handoff_tokens", "context_tokens")
+# A continuation mode's handoffs (docs/protocol.md#continuation-modes): what the summaries and notes cost
+# (model calls and tokens; a reference policy's summariser: its meter), the tokens they put into the
+# prompts, and the notes that failed their schema (carried nothing).
+HANDOFF_MEANS = ("handoff_calls", "handoff_tokens", "context_tokens", "invalid_notes")
 
 
 # A standards trial's decision measures, averaged over a leaderboard row's valid trials.
@@ -108,6 +109,11 @@ def scorecard_row(card: dict[str, Any]) -> dict[str, Any]:
         "handoff_tokens": (card.get("handoff") or {}).get("tokens"),
         "context_tokens": sum(int(h.get("context_tokens") or 0) for h in (card.get("handoff") or {}).get("handoffs", []))
         if card.get("handoff") else None,
+        # a summary's or notes' writer (handoff.writer: the policy or model handed over, or the run's
+        # named one) and what it read (handoff.source); notes that failed their schema
+        "handoff_writer": ";".join((card.get("handoff") or {}).get("writers") or []),
+        "handoff_source": (card.get("handoff") or {}).get("source") or "",
+        "invalid_notes": (card.get("handoff") or {}).get("invalid_notes"),
     }
 
 

@@ -21,8 +21,8 @@ from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.fsutil import atomic_write, remove_stale_temporaries
 from sdcs_bench.core.tokens import TokenUsage, count_tokens
 from sdcs_bench.pipeline.freshness import INPUTS_KEY, input_record
-from sdcs_bench.pipeline.layout import (CARRY, CLEAVE_DIFF, CONTEXT, LEDGER, MANIFEST, SCORECARD, SNAPSHOT, STAGE_FILE,
-                                        TrialLayout, trial_layout)
+from sdcs_bench.pipeline.layout import (CARRY, CLEAVE_DIFF, CONTEXT, LEDGER, MANIFEST, NOTES_REPLY, SCORECARD, SNAPSHOT,
+                                        STAGE_FILE, WRITER_INPUT, TrialLayout, trial_layout)
 from sdcs_bench.trial.continuation import handoff_stage, prompt_with_context
 from sdcs_bench.trial.spec import TrialSpec
 from sdcs_bench.core.timing import timed
@@ -30,6 +30,7 @@ from sdcs_bench.core.timing import timed
 if TYPE_CHECKING:
     from sdcs_bench.coherence.trace import SessionTrace
     from sdcs_bench.session.budget import Budget
+    from sdcs_bench.trial.components import AgentConfig
 
 # Each stage is a process of its own (a Snakemake job): what only one stage runs (the session
 # runner, the scorer, the closed forms, the handoff's modes) is imported inside its function, so no
@@ -206,6 +207,9 @@ def run_session_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
             carry_out=stage_dir / CARRY if trial.continuation.carries_state else None,
             seed=trial.seed,
             budget=_budget(stage_dir, trial, f"session_{index}"),
+            # a later handoff's writer reads this session's own conversation (handoff.source)
+            keep_conversation=(trial.continuation.is_written and index < len(trial.schedule)
+                               and (trial.raw.get("continuation") or {}).get("source") == "conversation"),
         )
         if not record.get("infra_failure"):
             break
@@ -330,17 +334,16 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
                       session_stages: list[Path] | None = None) -> dict[str, Any]:
     """Between session ``index - 1`` (or the injection after it) and session ``index``: hand the work
     over by the trial's continuation mode (docs/protocol.md#continuation-modes), recording exactly
-    what crosses: the text the next prompt carries (``context.md``: a trace, a summary), the
-    harness state the next HOME gets (``carry.tar.gz``: a conversation, compacted or not), and what
-    it cost (``ledger.jsonl``: the summary's model call). The sandbox passes through unchanged.
+    what crosses: the text the next prompt carries (``context.md``: a trace, a summary, rendered
+    notes), the harness state the next HOME gets (``carry.tar.gz``: a conversation, compacted or
+    not), and what it cost (``ledger.jsonl``: the writer's model call). The sandbox passes through unchanged.
     ``session_stages``: the stage directories of sessions 1 .. index-1 (default: the trial's layout)."""
-    from sdcs_bench.agents.continuation import compact_state, policy_summary, transcript_text
-    from sdcs_bench.coherence.events import read_events
+    from sdcs_bench.agents.continuation import compact_state
+    from sdcs_bench.coherence.conversation import CONVERSATION
     from sdcs_bench.coherence.session import EVENTS
     from sdcs_bench.coherence.trace import render_trace
     from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED
     from sdcs_bench.session.carry import read_state, write_state
-    from sdcs_bench.session.handoff import model_summary
 
     cont = trial.continuation
     if cont.is_reset or not 2 <= index <= len(trial.schedule):
@@ -359,25 +362,10 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     if cont.mode == "trace":
         context, kept = render_trace([_session_trace(p) for p in sessions], int(cont.budget))
         record["trace"] = kept
-    elif cont.mode == "summary":
-        prompt = _summary_prompt(trial)
-        transcript = transcript_text(_session_trace(previous), int(prompt["transcript_tokens"]))
-        if agent.reference:
-            context, cost = policy_summary(trial.workload, [e.to_dict() for e in read_events(previous / EVENTS)],
-                                           transcript)
-        else:
-            context, cost = model_summary(agent, system=prompt["system"], transcript=transcript, stage_dir=stage_dir,
-                                          key=handoff_stage(index), timeout_s=trial.session.timeout_s,
-                                          budget=_budget(stage_dir, trial, handoff_stage(index)))
-            if (cost.get("budget") or {}).get("refused"):  # the run's budget: the trial stops here, to be continued
-                record[BUDGET_EXHAUSTED] = cost["budget"]["refused"]
-                context = ""
-            elif cost.get("infra_failure") or cost["status"] != 200 or not context.strip():
-                why = cost.get("infra_failure") or (f"the summary call answered {cost['status']}" if cost["status"] != 200
-                                                    else "the summary call answered no text")
-                raise SpecSnapError(f"trial {trial.trial_id} {handoff_stage(index)}: {why} (records in {stage_dir}); a "
-                                    "summary continuation never goes on without its summary; rerun to retry")
-        record["summary"] = {**cost, "prompt_version": prompt["version"], "text_tokens": count_tokens(context)}
+    elif cont.is_written:
+        context, record[cont.mode] = _written_handoff(trial, index, stage_dir, previous, agent)
+        if BUDGET_EXHAUSTED in record[cont.mode]:  # the run's budget: the trial stops here, to be continued
+            record[BUDGET_EXHAUSTED] = record[cont.mode].pop(BUDGET_EXHAUSTED)
     else:  # resume, compact: the harness's own state, as the previous session left it
         files = read_state(previous / CARRY)
         if cont.mode == "compact" and agent.reference:
@@ -395,7 +383,8 @@ def run_handoff_stage(trial: TrialSpec, index: int, prev_stage: Path, stage_dir:
     atomic_write(stage_dir / CONTEXT, context)
     shutil.copyfile(Path(prev_stage) / SNAPSHOT, stage_dir / SNAPSHOT)
     inputs = [*_predecessor(prev_stage), *(p / STAGE_FILE for p in sessions), *(p / EVENTS for p in sessions),
-              *([previous / CARRY] if cont.carries_state else [])]
+              *([previous / CARRY] if cont.carries_state else []),
+              *([previous / CONVERSATION] if (previous / CONVERSATION).is_file() and cont.is_written else [])]
     return _finish(stage_dir, handoff_stage(index), trial, started, inputs, handoff=record,
                    previous_status=(prev_record.get("session") or {}).get("status"),
                    coherence={k: _carried(prev_stage, k) for k in ("agent_written", "files_seen")})  # passed on
@@ -413,12 +402,71 @@ def _session_trace(stage: Path) -> SessionTrace:
                         ((record.get("coherence") or {}).get("events") or {}).get("final_message"))
 
 
-def _summary_prompt(trial: TrialSpec) -> dict[str, Any]:
-    """The summary prompt the trial was planned with (conf/continuation/, carried in the trial file)."""
-    prompt = (trial.raw.get("continuation") or {}).get("summary_prompt")
+def _written_handoff(trial: TrialSpec, index: int, stage_dir: Path, previous: Path,
+                     agent: AgentConfig) -> tuple[str, dict[str, Any]]:
+    """A summary or notes on session ``index - 1`` (``previous``): the text the next prompt carries and
+    the handoff's record: who wrote it (the policy handed over, its own summariser; else the model
+    of ``handoff.writer`` or of the session), from what (its trace, or its conversation), the call's
+    cost, and for notes whether they keep the schema (invalid notes carry nothing, and say why)."""
+    from sdcs_bench.agents.continuation import policy_notes, policy_summary, transcript_text
+    from sdcs_bench.coherence.conversation import conversation_lines, events_after, read_conversation
+    from sdcs_bench.coherence.trace import event_line, keep_from_end, render_lines
+    from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED
+    from sdcs_bench.session.handoff import model_summary
+    from sdcs_bench.trial import notes as notes_schema
+    from sdcs_bench.trial.components import AgentConfig
+
+    cont, block = trial.continuation, trial.raw.get("continuation") or {}
+    prompt = block.get(f"{cont.mode}_prompt")
     if not prompt:
-        raise SpecSnapError(f"trial {trial.trial_id}: its trial file carries no summary prompt; rerun `specsnap plan`")
-    return prompt
+        raise SpecSnapError(f"trial {trial.trial_id}: its trial file carries no {cont.mode} prompt; rerun `specsnap plan`")
+    budget_tokens = int(prompt["transcript_tokens"])
+    trace = _session_trace(previous)
+    if agent.reference:  # its own summariser, from its trace (a policy has no conversation of its own)
+        transcript = transcript_text(trace, budget_tokens)
+        if cont.mode == "summary":
+            context, cost = policy_summary(trial.workload, list(trace.events), transcript)
+            written = {**cost, "source": "trace"}
+        else:
+            notes, cost = policy_notes(trial.workload, trace, transcript)
+            context = notes_schema.render(notes)
+            written = {**cost, "source": "trace", "valid": True, "notes": notes}
+        return context, {**written, "writer": {"agent": agent.name, "kind": "reference policy"},
+                         "prompt_version": prompt["version"], "text_tokens": count_tokens(context)}
+    writer = AgentConfig.of(block["writer"]) if block.get("writer") else agent
+    source = block.get("source", "trace")
+    if source == "conversation":
+        request, at = read_conversation(previous)
+        if request is None:
+            raise SpecSnapError(f"trial {trial.trial_id} {handoff_stage(index)}: session {index - 1} kept no "
+                                f"conversation ({previous}/conversation.json): it made no model call, or ran before "
+                                "handoff.source was conversation; rerun it")
+        then = [line for line in map(event_line, events_after(list(trace.events), at)) if line]
+        kept, read = keep_from_end(conversation_lines(request, trace.final_message, then), budget_tokens)
+    else:
+        kept, read = keep_from_end(render_lines([trace]), budget_tokens)
+    transcript = "\n".join(kept)
+    atomic_write(stage_dir / WRITER_INPUT, transcript)  # exactly what the writer was given
+    reply, cost = model_summary(writer, system=prompt["system"], transcript=transcript, stage_dir=stage_dir,
+                                key=handoff_stage(index), timeout_s=trial.session.timeout_s,
+                                budget=_budget(stage_dir, trial, handoff_stage(index)))
+    written = {**cost, "source": source, "writer": {"agent": writer.name, "kind": writer.kind,
+                                                   "harness": writer.harness, "model": writer.model},
+               "prompt_version": prompt["version"], "transcript": read}
+    if (cost.get("budget") or {}).get("refused"):
+        return "", {**written, BUDGET_EXHAUSTED: cost["budget"]["refused"], "text_tokens": 0}
+    if cost.get("infra_failure") or cost["status"] != 200 or not reply.strip():
+        why = cost.get("infra_failure") or (f"the {cont.mode} call answered {cost['status']}" if cost["status"] != 200
+                                            else f"the {cont.mode} call answered no text")
+        raise SpecSnapError(f"trial {trial.trial_id} {handoff_stage(index)}: {why} (records in {stage_dir}); a "
+                            f"{cont.mode} continuation never goes on without its writer's answer; rerun to retry")
+    context = reply
+    if cont.mode == "notes":  # untrusted text: kept as it came, carried only when it keeps the schema
+        atomic_write(stage_dir / NOTES_REPLY, reply)
+        notes, problem = notes_schema.parse(reply)
+        context = notes_schema.render(notes) if notes is not None else ""
+        written.update({"valid": notes is not None, "notes": notes, "problem": problem, "schema": notes_schema.VERSION})
+    return context, {**written, "text_tokens": count_tokens(context)}
 
 
 def _withholds(injection: dict[str, Any] | None) -> bool:
@@ -467,16 +515,24 @@ def _final_lines(tree: Path, rel: str) -> set[str] | None:
 
 def handoff_report(trial: TrialSpec, records: list[dict[str, Any]]) -> dict[str, Any]:
     """A continuation trial's handoffs on its scorecard: the mode, each handoff's record (what crossed,
-    the context's tokens), and what they cost together (a summary's model calls and tokens, separate
-    from the sessions' own: a reference policy's summariser counts on its meter)."""
+    the context's tokens), and what they cost together (a summary's or notes' model calls and tokens,
+    separate from the sessions' own: a reference policy's summariser counts on its meter); for the
+    written modes, who wrote them from what, and for notes how many failed the schema."""
     calls = tokens = 0
-    for r in records:
-        summary = (r.get("handoff") or {}).get("summary") or {}
-        calls += int(summary.get("calls") or 0)
-        spent = summary.get("tokens") or {}
+    written = [(r.get("handoff") or {}).get(trial.continuation.mode) or {} for r in records] \
+        if trial.continuation.is_written else []
+    for w in written:
+        calls += int(w.get("calls") or 0)
+        spent = w.get("tokens") or {}
         tokens += int(spent.get("total") if "total" in spent else spent.get("meter") or 0)
-    return {"mode": str(trial.continuation), "calls": calls, "tokens": tokens,
-            "handoffs": [{"stage": r["stage"], **(r.get("handoff") or {})} for r in records]}
+    report = {"mode": str(trial.continuation), "calls": calls, "tokens": tokens,
+              "handoffs": [{"stage": r["stage"], **(r.get("handoff") or {})} for r in records]}
+    if written:
+        report["writers"] = sorted({str((w.get("writer") or {}).get("agent")) for w in written if w.get("writer")})
+        report["source"] = ",".join(sorted({str(w.get("source")) for w in written if w.get("source")}))
+    if trial.continuation.mode == "notes":
+        report["invalid_notes"] = sum(1 for w in written if w and not w.get("valid", True))
+    return report
 
 
 def _handoff_records(trial: TrialSpec, stage_dir: Path) -> list[Path]:

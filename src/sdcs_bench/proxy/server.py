@@ -205,6 +205,8 @@ class ModelProxy:
         self.on_answered = on_answered
         self.ledger = Ledger(ledger)
         self.dump_dir = dump_dir
+        self.last_request: dict[str, Any] | None = None  # the last generate request's body, parsed, and when
+        self.last_request_at: float | None = None
         self.upstream_timeout_s = upstream_timeout_s
         self.families = (provider,) if provider else wire.FAMILIES
         self.session_token = session_token
@@ -350,6 +352,8 @@ class ModelProxy:
             payload = {}
         if self.dump_dir is not None:
             self._dump(row, payload)
+        if call.kind == "generate":  # the session's conversation as the model last saw it (a handoff may read it)
+            self.last_request, self.last_request_at = payload, base["at"]
         if call.protocol is not None:
             row["model"] = wire.request_model(call.protocol, call.path, payload)[:200]  # (the client's text)
             row["stream"] = wire.wants_stream(call.protocol, call.path, payload)

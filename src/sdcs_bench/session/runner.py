@@ -3,6 +3,7 @@ agent's process group under the cleave controller, and the session record."""
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import select
@@ -39,6 +40,7 @@ from sdcs_bench.sandbox.base import SANDBOX_MARKER, Backend, base_env, kill_grou
 from sdcs_bench.sandbox.limits import Limits
 from sdcs_bench.trial.workload_model import SessionSpec, Workload
 from sdcs_bench.core.timing import span, timed
+from sdcs_bench.coherence.conversation import CONVERSATION
 
 LIMIT = "limit"  # a session's status when a limit ended it (docs/sandboxes.md)
 
@@ -61,6 +63,7 @@ def run_session(
     carry_out: Path | None = None,
     seed: int = 0,
     budget: Budget | None = None,
+    keep_conversation: bool = False,
 ) -> dict[str, Any]:
     """Run one session. A reference policy's meter is counted under a token or turn cut rule, in
     every continuation (for the cost of resuming), and with ``keep_meter`` (the uninterrupted
@@ -70,7 +73,9 @@ def run_session(
     ``continuation`` (the modes that carry the harness's own state, docs/protocol.md): the
     conversation's id and whether it is resumed. ``carry_in``: the state an earlier session left,
     unpacked into the fresh HOME before the harness starts; ``carry_out``: where the state this
-    session's conversation needs is written (exactly the files the harness names) when it ends."""
+    session's conversation needs is written (exactly the files the harness names) when it ends.
+    ``keep_conversation``: the last model request the session made is kept as ``conversation.json``
+    (a handoff writer reads it, ``handoff.source: conversation``)."""
     workdir = workdir.resolve()
     stage_dir.mkdir(parents=True, exist_ok=True)
     agent_cfg = AgentConfig.of(agent_cfg)
@@ -95,7 +100,8 @@ def run_session(
         ctx = SessionContext(trial_id, index, session, workload, arm, workdir, home, stage_dir, api_key=token,
                              continuation=continuation, seed=seed)
         record = _run(ctx, harness, backend, timeout_s, script, keep_meter, budget,
-                      credential=key if harness.needs_model and proxy_mode(agent_cfg) == "forward" else None)
+                      credential=key if harness.needs_model and proxy_mode(agent_cfg) == "forward" else None,
+                      keep_conversation=keep_conversation)
         if continuation is not None:
             record["continuation"] = dict(continuation)
             if continuation.get("mode") == "compact" and continuation.get("resume"):
@@ -157,7 +163,8 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
 
 
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None,
-         keep_meter: bool = False, budget: Budget | None = None, credential: str | None = None) -> dict[str, Any]:
+         keep_meter: bool = False, budget: Budget | None = None, credential: str | None = None,
+         keep_conversation: bool = False) -> dict[str, Any]:
     # (what a resume carried into the HOME is checked as the sandbox is: no hidden test, no canary)
     leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend,
                       carried=(ctx.continuation or {}).get("carried_in") or ())
@@ -187,6 +194,8 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     finally:
         if proxy is not None:
             proxy.stop()
+    if keep_conversation and proxy is not None and proxy.last_request is not None:
+        (ctx.stage_dir / CONVERSATION).write_text(json.dumps({"at": proxy.last_request_at, "request": proxy.last_request}))
     if controller.written is not None:
         record["written"] = controller.written_record()
     record["leak_check"] = leak

@@ -7,9 +7,13 @@ before each such session, which records exactly what crosses:
 - ``reset``: no history: the neutral prompt and the disk (SpecSnap's original protocol).
 - ``trace:<budget>``: the prompt carries the earlier sessions' normalised event streams rendered
   as text, kept from the end up to ``budget`` ``o200k_base`` tokens.
-- ``summary``: the prompt carries a summary of the previous session's transcript, written by the
-  same agent's model through the proxy with a fixed, versioned prompt (``conf/continuation/``);
-  its tokens are the trial's handoff cost.
+- ``summary``: the prompt carries a summary of the previous session, written through the proxy with a
+  fixed, versioned prompt (``conf/continuation/``) by that session's model or the model the run's
+  ``handoff.writer`` names, from its trace or its own conversation (``handoff.source``); the call's
+  tokens are the trial's handoff cost.
+- ``notes``: as ``summary``, but the writer answers with structured notes in a fixed, versioned
+  schema (goal, done, in progress with its files, next steps, open questions: :mod:`.notes`),
+  validated and rendered into the prompt; notes that fail the schema carry nothing, and say why.
 - ``resume``: the harness resumes its own killed conversation by its id; the harness state that
   needs (and nothing else) is carried from one private HOME to the next.
 - ``compact``: as ``resume``, with the harness's own compaction forced before it continues.
@@ -27,14 +31,16 @@ from dataclasses import dataclass
 
 from sdcs_bench.core.errors import SpecSnapError
 
-MODES = ("reset", "trace", "summary", "resume", "compact")
+MODES = ("reset", "trace", "summary", "notes", "resume", "compact")
 RESET = "reset"
 # What a mode carries from one session to the next: text added to the prompt, or harness state.
-PROMPT_MODES = ("trace", "summary")
+PROMPT_MODES = ("trace", "summary", "notes")
+# The modes whose handoff asks a writer (a model, or a reference policy's own summariser) for the text.
+WRITTEN_MODES = ("summary", "notes")
 STATE_MODES = ("resume", "compact")
 _TRACE = re.compile(r"^trace:([1-9][0-9]{0,7})$")
 MAX_BUDGET = 99_999_999
-CHOICES = ("reset, trace:<budget> (o200k tokens, e.g. trace:4000), summary, resume, compact, or <mode>_or_<fallback> "
+CHOICES = ("reset, trace:<budget> (o200k tokens, e.g. trace:4000), summary, notes, resume, compact, or <mode>_or_<fallback> "
            "(e.g. native_or_trace:4000; native: resume)")
 OR = "_or_"  # <mode>_or_<fallback>: a mode per pair
 NATIVE = "native"  # in a mode per pair: the harness's own resume
@@ -43,8 +49,10 @@ GETS = {
     "reset": "nothing but the disk and the neutral prompt (SpecSnap's original protocol)",
     "trace:<budget>": "the earlier sessions' events (what was read, edited and run; the closing message) as text in "
                       "its prompt, kept from the end up to <budget> o200k tokens (e.g. trace:4000)",
-    "summary": "a summary of the previous session in its prompt, written by that session's model (a call counted "
-               "as handoff cost)",
+    "summary": "a summary of the previous session in its prompt, written by that session's model or the one "
+               "handoff.writer names, from its trace or its conversation (handoff.source; a call counted as handoff cost)",
+    "notes": "structured notes on the previous session in its prompt (goal, done, in progress with files, next "
+             "steps, open questions; a versioned schema, validated), written as a summary is",
     "resume": "the harness resumes its own killed conversation (its state carried to the new private HOME); "
               "the same harness only",
     "compact": "as resume, with the harness's own compaction forced first; the same harness only",
@@ -72,7 +80,7 @@ class Continuation:
             fallback = cls.parse(then)
             if preferred.is_reset or fallback.is_reset:
                 raise SpecSnapError(f"continuation {text}: a mode per pair chooses between modes that carry something "
-                                    "(trace:<budget>, summary, resume, compact); reset is a grid value of its own")
+                                    "(trace:<budget>, summary, notes, resume, compact); reset is a grid value of its own")
             if str(preferred) == str(fallback):
                 raise SpecSnapError(f"continuation {text}: the fallback is the mode itself; name one mode")
             return cls(preferred.mode, preferred.budget, fallback)
@@ -130,6 +138,11 @@ class Continuation:
     def carries_text(self) -> bool:
         return self.mode in PROMPT_MODES
 
+    @property
+    def is_written(self) -> bool:
+        """Its handoff asks a writer for the text (a summary, notes)."""
+        return self.mode in WRITTEN_MODES
+
 
 def handoff_stage(index: int) -> str:
     """The stage before session ``index`` (>= 2) that hands the work over."""
@@ -140,6 +153,7 @@ def handoff_stage(index: int) -> str:
 CONTEXT_HEADINGS = {
     "trace": "## What the earlier sessions did (their tool calls, oldest first; cut from the start to fit)",
     "summary": "## A summary of the previous session",
+    "notes": "## Notes the previous session handed over",
 }
 
 

@@ -107,10 +107,12 @@ def _fact_driven_agents() -> list[str]:
 
 
 def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
-                       second: AgentConfig | dict[str, Any] | None, n_sessions: int = 2) -> None:
+                       second: AgentConfig | dict[str, Any] | None, n_sessions: int = 2,
+                       writer: AgentConfig | None = None) -> None:
     """A continuation mode every agent of the trial can do headless, before any work: one line
     naming the harness and why it cannot (its adapter declares it), or the policy that cannot; for
-    a summary by a replay agent, its script's entries for each handoff's model call."""
+    a summary or notes written by a replay model (the session's own, or ``writer``: the run's
+    ``handoff.writer``), its script's entries for each handoff's model call."""
     from sdcs_bench.agents import make_harness
 
     first = AgentConfig.of(first)
@@ -124,13 +126,17 @@ def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
         if why:
             raise SpecSnapError(f"continuation {cont} is refused for agent {cfg.name!r} (harness {cfg.harness}): "
                                 f"{why}")
-    if cont.mode == "summary":
+    if cont.is_written:
         for k in range(2, n_sessions + 1):
-            who = second if second is not None and k > 2 else first  # (the agent of the session handed over)
+            handed = second if second is not None and k > 2 else first  # (the agent of the session handed over)
+            if handed.reference:
+                continue  # (a reference policy's own summariser writes it)
+            who = writer or handed
             sessions = (who.replay_script_data or {}).get("sessions") or {}
             if who.proxy == "replay" and f"handoff_{k}" not in sessions and "*" not in sessions:
-                raise SpecSnapError(f"continuation summary needs the model call of handoff_{k}, which the replay script "
-                                    f"of agent {who.name!r} ({who.replay_script}) does not script: add "
+                role = "the run's handoff.writer" if writer is not None else "agent"
+                raise SpecSnapError(f"continuation {cont.mode} needs the model call of handoff_{k}, which the replay "
+                                    f"script of {role} {who.name!r} ({who.replay_script}) does not script: add "
                                     f"entries under sessions: handoff_{k}")
     if cont.mode == "compact":
         who = second if second is not None else first  # (the agent of sessions 2 onwards, whose harness compacts)

@@ -29,7 +29,14 @@ from sdcs_bench.pipeline.plan.current import plan_is_current
 from sdcs_bench.pipeline.plan.files import Plan, write_plan
 from sdcs_bench.pipeline.plan.grid import HANDOFF, SAME, Cell, handoff_name, study_grid, trial_id, walk
 from sdcs_bench.pipeline.plan.overrides import run_name, split_overrides
-from sdcs_bench.pipeline.plan.settings import budget_settings, conf_prices, rerun_subset, statistics_settings
+from sdcs_bench.pipeline.plan.settings import (
+    SAME_WRITER,
+    budget_settings,
+    conf_prices,
+    handoff_settings,
+    rerun_subset,
+    statistics_settings,
+)
 from sdcs_bench.pipeline.repos import repo_plan
 from sdcs_bench.pipeline.stability import Subset
 from sdcs_bench.sandbox import resolve_backend_name
@@ -64,6 +71,7 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
               for name in dict.fromkeys([*grid["agent"], *(s for s in grid["successor"] if s != SAME)])}
     check_unconfined(backend, cfg["sandbox"], agents.values())
     memo = _Memo(study, run, Path(results), cfg, backend, agents, progress, grid["variant"])
+    memo.writer, memo.source = _handoff_writer(cfg, grid, keys)
     trials = [t for t in (_trial(memo, cell) for cell in walk(grid, lambda cell: _check_cell(memo, cell)))
               if t is not None]
     if memo.refused:  # every refused combination, in one message
@@ -98,6 +106,29 @@ def ensure_plan(study: str, overrides: list[str] | tuple[str, ...] = (), results
     return write_plan(make_plan(study, list(overrides), Path(results), name, subset=subset))
 
 
+def _handoff_writer(cfg: dict[str, Any], grid: dict[str, list[str]], keys: bool) -> tuple[AgentConfig | None, str]:
+    """The run's ``handoff`` settings: the agent whose model writes every summary and notes (None: the
+    model of the session handed over), ready to run, and what it reads (docs/protocol.md#who-writes-a-handoff)."""
+    name, source = handoff_settings(cfg)
+    written = any(Continuation.parse(c).is_written or (Continuation.parse(c).fallback or Continuation()).is_written
+                  for c in grid["continuation"])
+    if name == SAME_WRITER or not written:
+        return None, source
+    writer = check_agent_ready(config.entity("agent", name), key=keys)
+    if writer.reference:
+        models = [n for n in config.options("agent") if not _is_reference(n)]
+        raise SpecSnapError(f"handoff.writer is {name!r}, a reference policy: a summary or notes is written by a "
+                            "model (a real or replay agent); a reference policy handed over writes its own", models)
+    return writer, source
+
+
+def _is_reference(name: str) -> bool:
+    try:
+        return bool(config.entity("agent", name).get("reference"))
+    except SpecSnapError:
+        return True  # (a broken agent file is said where it is used)
+
+
 def _compose(study: str, hydra_overrides: list[str]) -> dict[str, Any]:
     try:
         cfg = config.compose([f"study={study}", *hydra_overrides])
@@ -127,6 +158,8 @@ class _Memo:
         self.agents = agents  # ready to run, typed (built once): what the checks read
         self.records = {name: trial_agent(cfg) for name, cfg in agents.items()}  # what a trial carries
         self.progress = progress
+        self.writer: AgentConfig | None = None  # handoff.writer (None: the model handed over); handoff.source
+        self.source = "trace"
         self.workloads: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.arms: dict[str, Arm] = {}
         self.arm_cfgs: dict[tuple[str, str], dict[str, Any]] = {}
@@ -244,17 +277,18 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any] | None:
         asked = cont
         if cont.is_choice:  # a mode per pair: the preferred one where every agent of the trial can do it
             try:
-                check_continuation(cont.resolved(True), first, second, len(schedule_cfg))
+                check_continuation(cont.resolved(True), first, second, len(schedule_cfg), memo.writer)
                 cont = cont.resolved(True)
             except SpecSnapError:
                 cont = cont.resolved(False)
         try:
-            check_continuation(cont, first, second, len(schedule_cfg))
+            check_continuation(cont, first, second, len(schedule_cfg), memo.writer)
         except SpecSnapError as exc:  # said with every other refused combination once the grid is walked
             memo.refused[cell.agent, cell.successor, str(asked)] = str(exc)
             return None
         # (what the trial got, and for a mode per pair what it asked for)
-        memo.continued[continued] = {**continuation_block(cont), **({"asked": str(asked)} if asked.is_choice else {})}
+        memo.continued[continued] = {**continuation_block(cont, memo.writer, memo.source),
+                                     **({"asked": str(asked)} if asked.is_choice else {})}
     for who in (first, second) if second is not None else (first,):
         if memo.once("meters", who.name, wid, cell.variant):
             check_policy_meters(who, variant_cfg, rules)
@@ -334,14 +368,27 @@ def trial_stages(workload, variant: VariantConfig | dict[str, Any], n_sessions: 
     return [*stages, "score"]
 
 
-def continuation_block(cont: Continuation) -> dict[str, Any]:
-    """The trial file's ``continuation``: the mode and, for ``summary``, the versioned prompt (the
-    stages read no conf/)."""
+def continuation_block(cont: Continuation, writer: AgentConfig | None = None, source: str = "trace") -> dict[str, Any]:
+    """The trial file's ``continuation``: the mode and, for ``summary`` and ``notes``, the versioned
+    prompt (the stages read no conf/), and who writes it from what where the run's ``handoff``
+    settings differ from the default (the model handed over, from the trace)."""
+    from sdcs_bench.trial import notes
+
     block: dict[str, Any] = {"name": str(cont), "mode": cont.mode}
     if cont.budget is not None:
         block["budget"] = cont.budget
     if cont.mode == "summary":
         block["summary_prompt"] = config.read_yaml(conf_dir() / "continuation" / "summary.yaml")
+    if cont.mode == "notes":
+        prompt = config.read_yaml(conf_dir() / "continuation" / "notes.yaml")
+        if prompt.get("schema") != notes.VERSION:
+            raise SpecSnapError(f"conf/continuation/notes.yaml asks for notes in schema {prompt.get('schema')!r}, and "
+                                f"SpecSnap validates {notes.VERSION!r}: make the prompt's schema and its text match it")
+        block["notes_prompt"] = prompt
+    if cont.is_written and writer is not None:
+        block["writer"] = trial_agent(writer)
+    if cont.is_written and source != "trace":
+        block["source"] = source
     return block
 
 

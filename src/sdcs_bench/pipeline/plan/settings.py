@@ -1,6 +1,7 @@
 """The run's settings a plan carries beside its trials, each checked before any work: the budget
 (``plan/budget.json``), the prices (``plan/prices.json``), the statistics (``plan/statistics.json``),
-and, for a rerun batch, which of a finished run's trials it repeats."""
+who writes a summary or notes handoff and from what (``handoff``, carried in the trial files that
+use it), and, for a rerun batch, which of a finished run's trials it repeats."""
 
 from __future__ import annotations
 
@@ -18,6 +19,11 @@ from sdcs_bench.pipeline.stability import Subset, subset_trials
 PRICES_CONF = "prices.yaml"
 BUDGET_KEYS = ("max_usd", "trial_max_usd")
 PRICE_REPLAY = "price_replay"  # replay calls priced at list prices, for a test of the budget itself
+# handoff.writer: ``same`` (the model of the session handed over) or an agent of conf/agent/;
+# handoff.source: what the writer reads of that session (docs/protocol.md#who-writes-a-handoff).
+SAME_WRITER = "same"
+HANDOFF_SOURCES = ("trace", "conversation")
+HANDOFF_KEYS = ("writer", "source")
 
 
 def budget_settings(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -31,6 +37,28 @@ def budget_settings(cfg: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(price_replay, bool):
         raise SpecSnapError(f"budget.{PRICE_REPLAY} is {price_replay!r}: true or false")
     return {**{k: check_limit(f"budget.{k}", budget.get(k)) for k in BUDGET_KEYS}, PRICE_REPLAY: price_replay}
+
+
+def handoff_settings(cfg: dict[str, Any]) -> tuple[str, str]:
+    """The ``handoff`` settings: the writer (``same`` or an agent's name) and the source, checked."""
+    from sdcs_bench.trial import config
+
+    handoff = cfg.get("handoff") or {}
+    if not isinstance(handoff, dict):
+        raise SpecSnapError(f"bad override: handoff is a group of settings (e.g. handoff.source=conversation), "
+                            f"not {handoff!r}")
+    unknown = sorted(set(handoff) - set(HANDOFF_KEYS))
+    if unknown:
+        raise SpecSnapError(f"unknown handoff setting {unknown[0]!r}", HANDOFF_KEYS)
+    writer, source = str(handoff.get("writer") or SAME_WRITER), str(handoff.get("source") or HANDOFF_SOURCES[0])
+    if source not in HANDOFF_SOURCES:
+        raise SpecSnapError(f"handoff.source is {source!r}: what a summary or notes writer reads of the session "
+                            "handed over", HANDOFF_SOURCES)
+    if writer != SAME_WRITER and writer not in config.options("agent"):
+        raise SpecSnapError(f"handoff.writer is {writer!r}: {SAME_WRITER} (the model of the session handed over) or "
+                            "an agent of conf/agent/ whose model writes every summary and notes of the run",
+                            [SAME_WRITER, *config.options("agent")])
+    return writer, source
 
 
 def check_limit(name: str, value: Any) -> float | None:
