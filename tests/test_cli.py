@@ -59,13 +59,14 @@ def test_list_modes_names_what_the_next_session_gets_and_which_harnesses_can(wha
         cells = [c.strip() for c in line.strip().strip("│").split("│")]
         if line.startswith("│ ") and cells[0]:
             rows[cells[0]] = cells
-    assert list(rows) == ["reset", "trace:<budget>", "summary", "resume", "compact", "<mode>_or_<fallback>"], rows
+    assert list(rows) == ["reset", "trace:<budget>", "summary", "notes", "resume", "compact", "<mode>_or_<fallback>"], rows
     assert "native_or_trace:4000" in rows["<mode>_or_<fallback>"][1] and "fallback" in rows["<mode>_or_<fallback>"][2]
     assert rows["reset"][2].startswith("every harness")
     resume, compact = rows["resume"][2], rows["compact"][2]
     assert all(h in resume for h in ("claude_code", "codex", "gemini_cli")) and "aider" not in resume
     assert "claude_code" in compact and "codex" not in compact and "gemini_cli" not in compact
     assert "summary" in rows["summary"][1].lower() and "budget" in rows["trace:<budget>"][1]
+    assert "schema" in rows["notes"][1] and rows["notes"][2].startswith("every harness")
 
 
 def test_a_sandbox_inside_another_is_refused(tmp_path):
