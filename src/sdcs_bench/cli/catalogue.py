@@ -147,8 +147,10 @@ def validate_workload(
 
     wl = _workload(workload, None, results)
     console = _console()
+    logs = results / "validate" / wl.id  # each scoring run's output, kept (a failure names its log)
     with progress(f"validating {wl.id}") as step:
-        checks = run(wl, make_backend(backend), progress=lambda msg: step(description=f"{wl.id}: checking {msg}"))
+        checks = run(wl, make_backend(backend), progress=lambda msg: step(description=f"{wl.id}: checking {msg}"),
+                     logs=logs)
     if checks.failures:
         for failure in checks.failures:
             console.print("[red]FAIL[/]", escape(failure))

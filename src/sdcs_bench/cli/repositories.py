@@ -37,29 +37,85 @@ def fetch_source_command(
 
 @commands.command("add-repository")
 def add_repository_command(
-    name: Annotated[str, typer.Argument(help="the new workload's id, e.g. attrs")],
+    name: Annotated[Optional[str], typer.Argument(help="the new workload's id, e.g. attrs (default: made from the "
+                                                      "project's name)")] = None,
     pypi: Annotated[Optional[str], typer.Option("--pypi", help="a PyPI release: PACKAGE==VERSION")] = None,
     git: Annotated[Optional[str], typer.Option("--git", help="a git repository's URL (with --commit)")] = None,
     commit: Annotated[Optional[str], typer.Option("--commit", help="the full 40-digit commit id to pin")] = None,
+    display: Annotated[Optional[str], typer.Option("--name", help="what texts call the repository, e.g. hukkin/tomli "
+                                                   "(default: the name its pyproject.toml or setup.cfg declares, "
+                                                   "else the URL's owner/name)")] = None,
     python: Annotated[str, typer.Option("--python", help="the repository's Python, major.minor")] = "%d.%d" % sys.version_info[:2],
-    test_dep: Annotated[Optional[list[str]], typer.Option("--test-dep", help="a requirement its tests need "
-                                                          "(repeat; default: pytest)")] = None,
+    test_dep: Annotated[Optional[list[str]], typer.Option("--test-dep", help="a requirement its tests need, added to "
+                                                          "pytest and to those the project keeps (requirements files "
+                                                          "under its tests, test extras, tox, nox); a pin of one of "
+                                                          "them replaces it (repeat)")] = None,
     results: ResultsOpt = Path("results"),
     backend: BackendOpt = "auto",
 ) -> None:
     """Add a real repository: pin and fetch it, build its environment, run its own suite once on the
-    pin and write the workload's skeleton with the baseline selection (docs/real_repos.md). What is
-    left to write: each bug's entry in bugs.yaml, its hidden test and its fix."""
+    pin (and once more as scoring runs it) and write the workload's skeleton with the baseline
+    selection (docs/real_repos.md). What is left: its bugs (`specsnap add-bug`, or by hand) and,
+    for the hinted arms, its hint files."""
     from sdcs_bench.pipeline.add_repo import add_repository, parse_pin
     from sdcs_bench.sandbox import make_backend
 
     pin = parse_pin(pypi, git, commit)
-    made = add_repository(name, pin, python=python, test_deps=list(test_dep or ["pytest"]), results=results,
-                          backend=make_backend(backend), say=lambda line: _console().print(line, markup=False))
-    _console().print(f"wrote {made['workload_dir']} and {made['registry']}: {made['baseline']} baseline tests, "
-                     f"{made['excluded']} left out with their reasons. Next: each bug's entry in bugs.yaml, its "
-                     f"hidden test under hidden/tests/ and its fix under fixes/, then "
-                     f"`specsnap validate-workload {name}`", markup=False)
+    made = add_repository(name, pin, python=python, test_deps=list(test_dep or []), results=results,
+                          backend=make_backend(backend), display=display,
+                          say=lambda line: _console().print(line, markup=False))
+    name = made["name"]
+    for line in (f"wrote {made['workload_dir']} and {made['registry']}: {made['baseline']} baseline tests, "
+                 f"{made['excluded']} left out with their reasons (baseline_excluded.yaml).",
+                 f"Next: add each bug from its upstream fix (`specsnap add-bug {name} --fix-commit SHA`), or write its "
+                 "entry in bugs.yaml, its hidden test under hidden/tests/ and its fix under fixes/ by hand; then "
+                 f"`specsnap validate-workload {name}`.",
+                 "Hints (optional; the Repo_Hinted and Repo_Backlog arms run only where they exist): "
+                 "hints/partial_agents.md and hints/backlog_state.md, each listed under `hints:` in workload.yaml "
+                 "with the bug ids it names (docs/real_repos.md#hints)."):
+        _console().print(line, markup=False)
+
+
+@commands.command("add-bug")
+def add_bug_command(
+    workload: Annotated[str, typer.Argument(help="a real repository workload (added by add-repository)")],
+    fix_commit: Annotated[str, typer.Option("--fix-commit", help="the upstream commit that fixes the bug and tests it")],
+    history: Annotated[Optional[Path], typer.Option("--history", help="a clone of the repository's upstream (needed "
+                                                    "for an sdist pin; default for a git pin: its URL)")] = None,
+    bug_id: Annotated[Optional[str], typer.Option("--id", help="the bug's id (default: <WORKLOAD>-<n>)")] = None,
+    results: ResultsOpt = Path("results"),
+    backend: BackendOpt = "auto",
+) -> None:
+    """Add a bug from its upstream fix commit: the fix's source part becomes the bug's fix patch, the
+    tests it adds or changes its hidden tests; each is checked to fail on the pin and pass with the
+    fix, the fix to apply alone and after the others, and the baseline to stay green; then the
+    bugs.yaml entry is drafted (docs/real_repos.md#adding-a-bug-add-bug)."""
+    from sdcs_bench.pipeline.add_bug import add_bug, fix_from_commit, history_gitdir
+    from sdcs_bench.pipeline.layout import CacheLayout
+    from sdcs_bench.pipeline.repos import prepare_workload
+    from sdcs_bench.sandbox import make_backend
+
+    wl = prepare_workload(_draft_repo(workload), results)
+    gitdir = history_gitdir(wl, history, Path(CacheLayout(str(results)).root))
+    fix = fix_from_commit(wl, gitdir, fix_commit)
+    say = lambda line: _console().print(line, markup=False)  # noqa: E731
+    entry = add_bug(wl, fix, backend=make_backend(backend), bug_id=bug_id, say=say)
+    say(f"added {entry['id']} to {wl.root.name}/bugs.yaml: fix {entry['gold']} ({', '.join(entry['files'])}), "
+        f"{len(entry['tests'])} hidden test(s): {', '.join(entry['tests'])}")
+    say(f"Next: edit its behaviour line in bugs.yaml (drafted from the commit message: {entry['behaviour']!r}), then "
+        f"`specsnap validate-workload {wl.id}`")
+
+
+def _draft_repo(workload: str):
+    """A real repository workload, bugs or none yet (what add-bug adds to)."""
+    from sdcs_bench.trial.workload import load_draft_repository
+    from sdcs_bench.trial.workload_registry import registered_workloads, resolve_workload_id, workload_dir
+
+    wl = load_draft_repository(workload_dir(resolve_workload_id(workload)))
+    if not wl.is_real_repo:
+        known = [w for w in registered_workloads() if (workload_dir(w) / "bugs.yaml").is_file()]
+        raise SpecSnapError(f"workload {wl.id} is not a real repository (it has no source pin)", known)
+    return wl
 
 
 @commands.command("build-env")

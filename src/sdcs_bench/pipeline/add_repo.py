@@ -6,12 +6,15 @@ Given a name and a pin (a PyPI ``package==version``, or a git URL and a full com
    ``source`` rule reads it: no build and no metadata step, so an sdist whose metadata disagrees
    with its file name is fine), fetches and verifies it into the cache the pipeline uses;
 2. reads the layout from the tree: the import root (``src`` for a src layout), the packages, the
-   test directory, and the runtime dependencies ``pyproject.toml`` declares;
+   test directory, the project's name, the runtime dependencies ``pyproject.toml`` declares and
+   the test dependencies the project keeps (requirements files under its tests, test extras,
+   tox and nox);
 3. builds the repository's environment (its Python, pytest and those dependencies), then pins
    every requirement to the version it got, so the workload is reproducible;
-4. runs the repository's own suite once on the pin, in the sandbox, and writes the baseline
-   selection: every passing test in ``baseline_tests.txt``, every other one in
-   ``baseline_excluded.yaml`` with its outcome and first error line;
+4. runs the repository's own suite once on the pin, in the sandbox, then once more in exactly the
+   tree scoring uses (only the source files and the tests are copied there), and writes the
+   baseline selection: every test passing in both in ``baseline_tests.txt``, every other one in
+   ``baseline_excluded.yaml`` with its outcome and first error line (no path of this machine);
 5. writes the skeleton: ``workload.yaml`` (the pin, the layout, a fresh canary), an empty
    ``bugs.yaml``, ``wiring.yaml``, ``hidden/pytest.ini``, ``prompts/find_bugs.md`` and the
    registry entry ``conf/workload/<name>.yaml``.
@@ -22,6 +25,7 @@ What is left to the user is the part no tool can write: each bug's entry, hidden
 
 from __future__ import annotations
 
+import configparser
 import json
 import re
 import shutil
@@ -30,6 +34,7 @@ import tempfile
 import tomllib
 import uuid
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +48,14 @@ from sdcs_bench.sandbox.environment import build_environment, environment_key, f
     with_environment
 from sdcs_bench.sandbox.source import fetch_source, sdist_pin
 from sdcs_bench.trial.repo import EnvironmentSpec, SourcePin, source_tree
+from sdcs_bench.trial.workload import load_draft_repository
+from sdcs_bench.trial.workload_model import Workload
 
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 PLUGIN = Path(__file__).resolve().parents[1] / "sandbox" / "outcomes_plugin.py"
 TEST_DIRS = ("tests", "test", "testing")
+TEST_KEYS = ("test", "tests", "testing")  # the extras and dependency groups that hold a suite's requirements
+GENERIC_URL_PARTS = {"repo", "repository", "git", "src", "source", "mirror", "upstream", "code"}
 NOT_PACKAGES = {*TEST_DIRS, "docs", "doc", "examples", "example", "scripts", "benchmarks", "bench", "tools", "build"}
 
 
@@ -79,16 +88,129 @@ def _layout(tree: Path) -> dict[str, Any]:
     raise SpecSnapError("no package (a directory with __init__.py) found at the top of the source or under src/")
 
 
+def project_name(tree: Path, pin: SourcePin) -> str:
+    """What texts call the repository: the sdist's own name; for a git pin, the name its
+    ``pyproject.toml`` or ``setup.cfg`` declares, else its URL's owner/name, else the URL's stem."""
+    if pin.kind == "sdist":
+        return pin.name
+    declared = _declared_name(tree)
+    if declared:
+        return declared
+    parts = [p for p in re.split(r"[/:]", pin.url.removesuffix("/").removesuffix(".git")) if p]
+    if len(parts) >= 2 and parts[-1] not in GENERIC_URL_PARTS and "." not in parts[-2] and parts[-2] not in ("", "~"):
+        return f"{parts[-2]}/{parts[-1]}"
+    return parts[-1] if parts and parts[-1] not in GENERIC_URL_PARTS else pin.name
+
+
+def _declared_name(tree: Path) -> str | None:
+    """The project's name as ``pyproject.toml`` (``[project] name``) or ``setup.cfg`` declares it."""
+    declared = (_toml(tree / "pyproject.toml").get("project") or {}).get("name")
+    if not declared and (tree / "setup.cfg").is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string((tree / "setup.cfg").read_text(errors="replace"))
+            declared = parser.get("metadata", "name", fallback=None)
+        except configparser.Error:
+            declared = None
+    if isinstance(declared, str) and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", declared.strip()):
+        return declared.strip()
+    return None
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return {}
+
+
+def test_dependencies(tree: Path, tests: str) -> tuple[list[str], list[str]]:
+    """The requirements the project keeps for its tests, and where each group was found: the
+    requirements files under its test directory and at the top (``requirements-test*.txt``,
+    ``test-requirements.txt``, ``requirements/test*.txt``), the test extras and dependency groups
+    of ``pyproject.toml`` and ``setup.cfg``, tox's ``[testenv] deps`` and nox's
+    ``session.install(...)``. Editable installs, options and the project itself are left out."""
+    found: dict[str, list[str]] = {}
+    files = sorted({*(tree / tests).glob("requirements*.txt"), *tree.glob("requirements-test*.txt"),
+                    *tree.glob("requirements_test*.txt"), *tree.glob("test-requirements*.txt"),
+                    *tree.glob("test_requirements*.txt"), *tree.glob("requirements/test*.txt")})
+    for path in files:
+        found[path.relative_to(tree).as_posix()] = _requirements_file(tree, path, depth=0)
+    pyproject = _toml(tree / "pyproject.toml")
+    for table, where in (((pyproject.get("project") or {}).get("optional-dependencies") or {}, "test extras"),
+                         (pyproject.get("dependency-groups") or {}, "dependency groups")):
+        for key in TEST_KEYS:
+            if isinstance(table.get(key), list):
+                found[f"pyproject.toml {where} [{key}]"] = [str(r) for r in table[key] if isinstance(r, str)]
+    if (tree / "setup.cfg").is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string((tree / "setup.cfg").read_text(errors="replace"))
+            for key in TEST_KEYS:
+                value = parser.get("options.extras_require", key, fallback=None)
+                if value:
+                    found[f"setup.cfg extras [{key}]"] = value.splitlines()
+        except configparser.Error:
+            pass
+    if (tree / "tox.ini").is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string((tree / "tox.ini").read_text(errors="replace"))
+            deps = parser.get("testenv", "deps", fallback="")
+        except configparser.Error:
+            deps = ""
+        if deps:
+            found["tox.ini [testenv] deps"] = deps.splitlines()
+    if (tree / "noxfile.py").is_file():
+        text = (tree / "noxfile.py").read_text(errors="replace")[:200_000]
+        calls = re.findall(r"session\.install\(([^)]*)\)", text)
+        found["noxfile.py session.install"] = [lit for call in calls for lit in re.findall(r"[\"']([^\"']+)[\"']", call)]
+    own = _canonical(_declared_name(tree) or "")
+    out: list[str] = []
+    for reqs in found.values():
+        for req in reqs:
+            req = req.split("#", 1)[0].strip()
+            if not req or req.startswith(("-", ".", "{", "/")) or "://" in req or req.startswith("git+"):
+                continue  # an option, a path, a URL, a tox substitution, the project itself
+            if _canonical(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0]) == own:
+                continue
+            out.append(req)
+    return list(dict.fromkeys(out)), [where for where, reqs in found.items() if reqs]
+
+
+def _requirements_file(tree: Path, path: Path, depth: int) -> list[str]:
+    """A requirements file's lines, ``-r`` includes within the tree followed (three deep at most)."""
+    out = []
+    try:
+        lines = path.read_text(errors="replace").splitlines()[:2000]
+    except OSError:
+        return []
+    for line in lines:
+        line = line.split(" #", 1)[0].strip()
+        if line.startswith(("-r ", "--requirement ")) and depth < 3:
+            included = (path.parent / line.split(None, 1)[1].strip()).resolve()
+            if included.is_file() and included.is_relative_to(tree.resolve()):
+                out += _requirements_file(tree, included, depth + 1)
+        elif line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def merge_requirements(*groups: list[str]) -> list[str]:
+    """Requirements in order, one per project: a later group's entry replaces an earlier one's
+    (``--test-dep pytest==7.4.4`` replaces the default ``pytest``)."""
+    by_name: dict[str, str] = {}
+    for group in groups:
+        for req in group:
+            by_name[_canonical(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0])] = req
+    return list(by_name.values())
+
+
 def _dependencies(tree: Path) -> list[str]:
     """The runtime requirements ``pyproject.toml`` declares (``[project] dependencies``)."""
-    path = tree / "pyproject.toml"
-    if not path.is_file():
-        return []
-    try:
-        data = tomllib.loads(path.read_text())
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return []
-    return [str(d) for d in (data.get("project") or {}).get("dependencies") or []]
+    return [str(d) for d in (_toml(tree / "pyproject.toml").get("project") or {}).get("dependencies") or []]
 
 
 def _pinned(requirements: list[str], freeze: list[str]) -> list[str]:
@@ -109,10 +231,10 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def run_suite(tree: Path, tests: str, import_root: str, env_dir: Path, backend: Backend,
+def run_suite(tree: Path, tests: str | list[str], import_root: str, env_dir: Path, backend: Backend,
               timeout_s: float = 1800) -> dict[str, dict[str, str]]:
-    """The repository's own suite, run once in the sandbox on a copy of ``tree`` with its
-    environment, as its developers run it: node id -> {outcome, why}."""
+    """The repository's own suite (``tests``: its directory, or test files), run once in the sandbox
+    on a copy of ``tree`` with its environment, as its developers run it: node id -> {outcome, why}."""
     with tempfile.TemporaryDirectory(prefix="specsnap-suite-") as tmp:
         copy = Path(tmp) / "tree"
         shutil.copytree(tree, copy, symlinks=True)
@@ -126,37 +248,55 @@ def run_suite(tree: Path, tests: str, import_root: str, env_dir: Path, backend: 
         env["PYTHONPATH"] = f"{scratch}:{copy / import_root}" if import_root != "." else f"{scratch}:{copy}"
         env["SPECSNAP_OUTCOMES"] = str(scratch / "outcomes.json")
         argv = [record["python"], "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "specsnap_outcomes",
-                "--rootdir", str(copy), tests]
+                "--rootdir", str(copy), *([tests] if isinstance(tests, str) else tests)]
         code, out, err = backend.run(argv, workdir=copy, home=home, env=env, timeout=timeout_s,
                                      ro_binds=[Path(env_dir), Path(record["base_prefix"])])
         if code is None:
             raise SpecSnapError(f"the repository's suite did not finish within {timeout_s:g} s")
+        hide = {str(copy): ".", str(home): "~", str(env_dir): "<environment>", str(record["base_prefix"]): "<python>"}
         try:
-            return json.loads((scratch / "outcomes.json").read_text())
+            outcomes = json.loads((scratch / "outcomes.json").read_text())
         except (OSError, ValueError):
             tail = (out + err).decode(errors="replace").strip().splitlines()[-5:]
-            raise SpecSnapError(f"the repository's suite did not run (pytest exit {code}): {' | '.join(tail)}") from None
+            raise SpecSnapError(f"the repository's suite did not run (pytest exit {code}): "
+                                f"{unplaced(' | '.join(tail), hide)}") from None
+        return {t: {**o, "why": unplaced(o.get("why") or "", hide)} for t, o in outcomes.items()}
 
 
-def add_repository(name: str, pin: SourcePin, *, python: str, test_deps: list[str], results: Path, backend: Backend,
-                   say: Callable[[str], None] = print) -> dict[str, Any]:
-    """Everything but the bugs (see the module's docstring); returns what was written."""
-    if not NAME.match(name):
-        raise SpecSnapError(f"repository name {name!r}: use lowercase letters, digits and _ (a workload id)")
-    root = project_root()
-    workload_dir, registry = root / "real_repos" / name, conf_dir() / "workload" / f"{name}.yaml"
-    for existing in (workload_dir, registry):
-        if existing.exists():
-            raise SpecSnapError(f"{existing} already exists: choose another name, or remove it first")
+def unplaced(text: str, where: dict[str, str]) -> str:
+    """``text`` with the paths of this machine it names replaced (``where``: path -> what to say), and
+    any other temporary directory of SpecSnap's cut from the path: nothing machine-specific is written."""
+    for path, said in sorted(where.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(path + "/", "" if said == "." else said + "/").replace(path, said)
+    return re.sub(r"/(?:[^/\s'\"]+/)*specsnap-[A-Za-z0-9_.-]+/(?:(?:tree|copy)/)?", "", text)
+
+
+def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: list[str], results: Path,
+                   backend: Backend, display: str | None = None, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Everything but the bugs (see the module's docstring); returns what was written. ``name``: the
+    workload id (None: made from the project's name); ``display``: what texts call the repository
+    (None: :func:`project_name`)."""
+    if name is not None:
+        _check_name(name)
     interpreter = find_interpreter(python)  # a missing Python stops here, before any download
     cache = CacheLayout(str(results))
     say(f"source: {pin.describe()}")
     source_dir = Path(cache.source_dir(pin.key))
     fetch_source(pin, source_dir)
     tree = source_tree(source_dir)
+    display = display or project_name(tree, pin)
+    if name is None:
+        name = re.sub(r"[^a-z0-9_]+", "_", display.rpartition("/")[2].lower()).strip("_")
+        name = name if NAME.match(name) else f"repo_{name}"
+    _check_name(name)
+    pin = replace(pin, name=display) if pin.kind == "git" else pin
     layout = _layout(tree)
-    say(f"layout: packages {', '.join(layout['packages'])} under {layout['import_root']}, tests in {layout['tests']}/")
-    wanted = [*test_deps, *_dependencies(tree)]
+    say(f"{display} as workload {name}: packages {', '.join(layout['packages'])} under {layout['import_root']}, "
+        f"tests in {layout['tests']}/")
+    kept, where = test_dependencies(tree, layout["tests"])
+    if kept:
+        say(f"test dependencies the project keeps ({'; '.join(where)}): {', '.join(kept)}")
+    wanted = merge_requirements(["pytest"], _dependencies(tree), kept, test_deps)
     first = EnvironmentSpec.from_config({"python": python, "install": [wanted]}, "add-repository")
     say(f"environment: Python {python}, {', '.join(wanted)}")
     record = build_environment(first, interpreter, Path(cache.env_dir(environment_key(first, interpreter))))
@@ -169,20 +309,84 @@ def add_repository(name: str, pin: SourcePin, *, python: str, test_deps: list[st
     passed = sorted(t for t, o in outcomes.items() if o["outcome"] == "passed" and "::" in t)
     others = sorted((t, o) for t, o in outcomes.items() if o["outcome"] != "passed")
     if not passed:
-        raise SpecSnapError(f"no test of the repository's suite passed on the pin ({len(others)} did not): "
-                            "check the environment (--test-dep) and the Python version")
-    say(f"suite: {len(passed)} passed, {len(others)} left out of the baseline (each with its reason)")
+        raise SpecSnapError(f"no test of the repository's suite passed on the pin ({len(others)} did not)"
+                            f"{_first_error(others)}: check the environment (--test-dep) and the Python version")
+    workload_dir, registry = project_root() / "real_repos" / name, conf_dir() / "workload" / f"{name}.yaml"
+    say(f"running them again in the tree scoring uses (only {', '.join(_globs(layout))} and {layout['tests']}/)")
+    with tempfile.TemporaryDirectory(prefix="specsnap-staging-") as staging:
+        draft = Path(staging) / name
+        _write_skeleton(draft, Path(staging) / "registry.yaml", name, pin, spec, layout, passed, others)
+        lost = _fail_when_scored(load_draft_repository(draft).with_source(tree, env_dir), tree, backend)
+    if lost:
+        passed = [t for t in passed if t not in lost]
+        others = sorted([*others, *lost.items()])
+    if not passed:
+        raise SpecSnapError(f"no test of the repository's suite passes in the tree scoring uses (only the source files, "
+                            f"{', '.join(_globs(layout))}, and {layout['tests']}/ are copied there){_first_error(others)}")
+    say(f"suite: {len(passed)} passed, {len(others)} left out of the baseline (each with its reason"
+        + (f"; {len(lost)} need a file outside the tree scoring uses" if lost else "") + ")")
+    for existing in (workload_dir, registry):  # (checked again: the name may have been made from the source)
+        if existing.exists():
+            raise SpecSnapError(f"{existing} already exists: choose another name, or remove it first")
     _write_skeleton(workload_dir, registry, name, pin, spec, layout, passed, others)
     return {"workload_dir": workload_dir, "registry": registry, "baseline": len(passed), "excluded": len(others),
-            "environment_dir": env_dir, "source_dir": source_dir}
+            "environment_dir": env_dir, "source_dir": source_dir, "name": name, "display": display}
+
+
+def _check_name(name: str) -> None:
+    if not NAME.match(name):
+        raise SpecSnapError(f"repository name {name!r}: use lowercase letters, digits and _ (a workload id)")
+    root = project_root()
+    for existing in (root / "real_repos" / name, conf_dir() / "workload" / f"{name}.yaml"):
+        if existing.exists():
+            raise SpecSnapError(f"{existing} already exists: choose another name, or remove it first")
+
+
+def _first_error(others: list[tuple[str, dict[str, str]]]) -> str:
+    """The suite's first collection error (or else its first failure), said after the counts."""
+    for kinds in (("collection error",), ("failed", "error in setup", "error in call", "error in teardown")):
+        for test, outcome in others:
+            if outcome["outcome"] in kinds and outcome.get("why"):
+                return f"; first {outcome['outcome']}: {test}: {outcome['why']}"
+    return ""
+
+
+def _globs(layout: dict[str, Any]) -> list[str]:
+    src = layout["import_root"]
+    return [f"{src}/**/*.py"] if src != "." else [f"{p}/**/*.py" for p in layout["packages"]]
+
+
+SCORED_TREE = ("passes on the whole source and fails in the tree scoring uses (only the source files and the tests "
+               "are copied there: a test that reads another file of the repository cannot pass)")
+
+
+def _fail_when_scored(workload: Workload, tree: Path, backend: Backend) -> dict[str, dict[str, str]]:
+    """The baseline tests that fail when the pin is scored as an agent's tree is (the scorer itself,
+    on the draft workload): each with its reason and, where the run says it, its first error line."""
+    from sdcs_bench.scoring.junit import HIDDEN_PREFIX
+    from sdcs_bench.scoring.scorer import evaluate_tree, first_errors
+
+    result = evaluate_tree(workload, tree, backend)
+    if result["tampered"] or not result["run"]["report_trusted"]:
+        raise SpecSnapError("the repository's suite could not be run as scoring runs it: "
+                            f"{(result['tamper_evidence'] or ['its report could not be trusted'])[0]}")
+    first = first_errors(result["run"]["output"])
+    lost = {}
+    for test in (t for t, ok in result["passed"].items() if not ok):
+        why = first.get(f"{HIDDEN_PREFIX}/{test.partition('::')[0]}", "")
+        lost[test] = {"outcome": "failed in the scored tree", "why": unplaced(why, {}).replace(f"{HIDDEN_PREFIX}/", "")[:300]}
+    return lost
 
 
 def _write_skeleton(workload_dir: Path, registry: Path, name: str, pin: SourcePin, spec: EnvironmentSpec,
                     layout: dict[str, Any], passed: list[str], others: list[tuple[str, dict[str, str]]]) -> None:
     canary = f"SPECSNAP-CANARY {name} {uuid.uuid4()}"
-    what = f"{pin.name} {pin.version}" if pin.kind == "sdist" else f"{pin.name} at {pin.commit[:12]}"
+    what = f"{pin.name} {pin.version}" if pin.kind == "sdist" else f"{pin.name} (commit {pin.commit[:12]})"
     src = layout["import_root"]
-    globs = [f"{src}/**/*.py"] if src != "." else [f"{p}/**/*.py" for p in layout["packages"]]
+    globs = _globs(layout)
+    packages = ", ".join(f"`{p}`" for p in layout["packages"])
+    where = (f"under `{src}/`" if src != "." else
+             f"in the package{'s' if len(layout['packages']) > 1 else ''} {packages} at the top of the repository")
     install = [list(step.packages) for step in spec.steps]
     meta = {
         "id": name,
@@ -213,7 +417,8 @@ def _write_skeleton(workload_dir: Path, registry: Path, name: str, pin: SourcePi
     }
     excluded: dict[str, list[str]] = {}
     for test, outcome in others:
-        reason = f"{outcome['outcome']} on the pinned source" + (f": {outcome['why']}" if outcome["why"] else "")
+        said = SCORED_TREE if outcome["outcome"] == "failed in the scored tree" else f"{outcome['outcome']} on the pinned source"
+        reason = said + (f": {outcome['why']}" if outcome["why"] else "")
         excluded.setdefault(reason, []).append(test)
     files = {
         "workload.yaml": f"# {what}, added by `specsnap add-repository` (docs/real_repos.md).\n"
@@ -235,8 +440,8 @@ def _write_skeleton(workload_dir: Path, registry: Path, name: str, pin: SourcePi
         "hidden/pytest.ini": f"# {canary}\n[pytest]\njunit_family = xunit2\n",
         "hidden/tests/README.md": f"<!-- {canary} -->\nEach bug's hidden tests go here (`test_*.py`, the canary line in each).\n",
         "fixes/README.md": f"<!-- {canary} -->\nEach bug's fix goes here: a patch that `git apply`s to the pinned source.\n",
-        "prompts/find_bugs.md": f"This repository is {what} (its code is under `{src if src != '.' else 'the top directory'}`, "
-                                f"its tests in `{layout['tests']}/`). Users have reported that some of its behaviour is "
+        "prompts/find_bugs.md": f"This repository is {what}: its code is {where}, its tests are in "
+                                f"`{layout['tests']}/`. Users have reported that some of its behaviour is "
                                 "wrong in this release.\n\nFind and fix bugs in the library: read the code, reproduce each "
                                 "problem you find with a small script or test, fix it in the library's source, keep the "
                                 "existing test suite passing (`python -m pytest -q`), and commit your work.\n",

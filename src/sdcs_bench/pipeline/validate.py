@@ -20,16 +20,24 @@ from sdcs_bench.sandbox import Backend
 from sdcs_bench.sandbox.base import base_env
 from sdcs_bench.sandbox.environment import environment_access, with_environment
 from sdcs_bench.scoring.junit import junit_key
-from sdcs_bench.scoring.scorer import evaluate_tree
+from sdcs_bench.scoring.scorer import evaluate_tree, first_errors
 from sdcs_bench.trial.standards import write_layout
 from sdcs_bench.trial.workload_model import Workload
 
 
 class Checks:
-    def __init__(self, progress: Callable[[str], None] | None = None) -> None:
+    """What a validation found. A test that fails is said once, with every tree it fails on, its
+    first error line and the log of the run that showed it (``logs``: where each scoring run's
+    output is kept, one file per tree)."""
+
+    def __init__(self, progress: Callable[[str], None] | None = None, logs: Path | None = None) -> None:
         self.failures: list[str] = []
         self.passed = 0
         self.progress = progress or (lambda _msg: None)
+        self.logs = logs
+        self.errors: dict[str, dict[str, str]] = {}  # tree -> test file -> its first error line
+        self.failing: dict[str, list[str]] = {}  # test -> the trees it fails on
+        self.first: dict[str, tuple[str, str]] = {}  # test -> (its first error line, the tree's log)
 
     def expect(self, ok: bool, message: str) -> bool:
         if ok:
@@ -37,6 +45,38 @@ class Checks:
         else:
             self.failures.append(message)
         return ok
+
+    def expect_passes(self, ok: bool, test: str, where: str, tree: str) -> bool:
+        """A test that must pass on ``tree`` (said ``where``); its failures are gathered per test."""
+        if ok:
+            self.passed += 1
+            return True
+        self.failing.setdefault(test, []).append(where)
+        if test not in self.first:
+            from sdcs_bench.scoring.junit import HIDDEN_PREFIX
+
+            why = self.errors.get(tree, {}).get(f"{HIDDEN_PREFIX}/{test.partition('::')[0]}", "")
+            log = str(self.logs / f"{tree}.log") if self.logs is not None else ""
+            self.first[test] = (why, log)
+        return False
+
+    def evaluate(self, workload: Workload, tree: Path, backend: Backend) -> dict:
+        """The scorer on ``tree``; its output kept (``logs``) and its first error lines read."""
+        result = evaluate_tree(workload, tree, backend)
+        output = result["run"]["output"]
+        self.errors[tree.name] = first_errors(output)
+        if self.logs is not None:
+            self.logs.mkdir(parents=True, exist_ok=True)
+            (self.logs / f"{tree.name}.log").write_text(output)
+        return result
+
+    def finish(self) -> Checks:
+        for test, where in self.failing.items():
+            why, log = self.first[test]
+            self.failures.append(f"{test} fails ({', '.join(where)})" + (f": {why}" if why else "")
+                                 + (f" (log: {log})" if log else ""))
+        self.failing.clear()
+        return self
 
 
 def _tree(workload: Workload, tmp: Path, name: str, patches: list[Path], *, skeleton: bool = False) -> Path:
@@ -100,25 +140,28 @@ def _visible_tests_pass(workload: Workload, tree: Path, backend: Backend) -> boo
     return code == 0
 
 
-def _check_requirement(workload: Workload, r, tmp: Path, backend: Backend) -> list[tuple[bool, str]]:
+def _check_requirement(c: Checks, workload: Workload, r, tmp: Path, backend: Backend) -> list[tuple]:
     """Its gold alone turns exactly its own tests green; its summary and superseded patches
-    apply, conflict with the gold both ways and fail its tests."""
-    out = []
+    apply, conflict with the gold both ways and fail its tests. (Results as (ok, message), or
+    (ok, test, where, tree) for a test that must pass: said once per test by :class:`Checks`.)"""
+    out: list[tuple] = []
     tree = _tree(workload, tmp, f"gold-{r.id}", [r.gold])
-    passed = evaluate_tree(workload, tree, backend)["passed"]
+    passed = c.evaluate(workload, tree, backend)["passed"]
     for other in workload.requirements:
         for t in other.tests:
-            want = other.id == r.id
-            out.append((passed[t] == want, f"gold {r.id} alone: {t} {'fails' if want else 'passes'}"))
+            if other.id == r.id:
+                out.append((passed[t], t, f"with {r.id}'s gold alone", tree.name))
+            else:
+                out.append((not passed[t], f"gold {r.id} alone: {t} passes"))
     for t in workload.baseline_tests:
-        out.append((passed[t], f"gold {r.id} alone: baseline test {t} fails"))
+        out.append((passed[t], t, f"with {r.id}'s gold alone", tree.name))
     for kind, patch in (("summary patch", r.from_summary), ("superseded gold", r.superseded_gold)):
         if patch is None:
             continue
         out.append((not _applies(tree, patch), f"{r.id}: the {kind} still applies on top of the gold (it must conflict)"))
         wrong = _tree(workload, tmp, f"{kind.replace(' ', '-')}-{r.id}", [patch])
         out.append((not _applies(wrong, r.gold), f"{r.id}: the gold still applies on top of the {kind} (it must conflict)"))
-        passed = evaluate_tree(workload, wrong, backend)["passed"]
+        passed = c.evaluate(workload, wrong, backend)["passed"]
         out.append((not all(passed[t] for t in r.tests), f"{r.id}: the {kind} passes every test of its requirement"))
         out.append((all(passed[t] for t in workload.baseline_tests), f"{r.id}: the {kind} breaks a baseline test"))
     return out
@@ -263,8 +306,10 @@ def _check_facts(c: Checks, workload: Workload, tmp: Path, backend: Backend) -> 
                  f"full gold with every secret {mode}d breaks wiring.yaml: {result['boundaries']['details']}")
 
 
-def validate_workload(workload: Workload, backend: Backend, progress: Callable[[str], None] | None = None) -> Checks:
-    c = Checks(progress)
+def validate_workload(workload: Workload, backend: Backend, progress: Callable[[str], None] | None = None,
+                      logs: Path | None = None) -> Checks:
+    """Every check of the workload; ``logs``: where each scoring run's output is kept."""
+    c = Checks(progress, logs)
     reqs = workload.requirements
     ids = [r.id for r in reqs]
     c.expect(len(ids) == len(set(ids)), f"requirement ids are not unique: {ids}")
@@ -298,11 +343,11 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
         c.progress("baseline")
         base = _tree(workload, tmp, "baseline", [])
         c.expect(_visible_tests_pass(workload, base, backend), "baseline: the visible tests do not pass")
-        result = evaluate_tree(workload, base, backend)
+        result = c.evaluate(workload, base, backend)
         c.expect(not result["tampered"], f"baseline: an honest run was marked tampered: {result['tamper_evidence'][:3]}")
         passed = result["passed"]
         for t in workload.baseline_tests:
-            c.expect(passed[t], f"baseline: hidden baseline test {t} fails")
+            c.expect_passes(passed[t], t, "on the pinned source" if workload.is_real_repo else "on the baseline", base.name)
         for r in reqs:
             for t in r.tests:
                 c.expect(not passed[t], f"{r.id}: its test {t} (tests:) already passes on the pinned source, so it "
@@ -321,12 +366,12 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
         c.progress("full gold")
         gold = _tree(workload, tmp, "gold", [r.gold for r in reqs])
         c.expect(_visible_tests_pass(workload, gold, backend), "full gold: the visible tests do not pass")
-        result = evaluate_tree(workload, gold, backend)
+        result = c.evaluate(workload, gold, backend)
         c.expect(not result["tampered"], f"full gold: an honest run was marked tampered: {result['tamper_evidence'][:3]}")
         c.expect(result["sentinels"]["failing_twins"] > 0,
                  "full gold: no hidden test has a top-level `assert X == <literal>`, so no failing sentinel can be planted")
         for t, ok in result["passed"].items():
-            c.expect(ok, f"full gold: {t} fails")
+            c.expect_passes(ok, t, "with every gold", gold.name)
         c.expect(result["boundaries"]["violations"] == 0, f"full gold breaks wiring.yaml: {result['boundaries']['details']}")
         reported = {tuple(k) for k in result["run"]["reported"]}
         expected = {junit_key(t) for t in listed}
@@ -348,11 +393,11 @@ def validate_workload(workload: Workload, backend: Backend, progress: Callable[[
 
         # Requirements are independent: check them side by side, one per core.
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            for r, results in zip(reqs, pool.map(lambda r: _check_requirement(workload, r, tmp, backend), reqs)):
+            for r, results in zip(reqs, pool.map(lambda r: _check_requirement(c, workload, r, tmp, backend), reqs)):
                 c.progress(f"requirement {r.id}")
-                for ok, message in results:
-                    c.expect(ok, message)
-    return c
+                for ok, *said in results:
+                    c.expect_passes(ok, *said) if len(said) == 3 else c.expect(ok, said[0])
+    return c.finish()
 
 
 def check_standards(c: Checks, workload: Workload, counts: tuple[int, ...] | None = None) -> None:

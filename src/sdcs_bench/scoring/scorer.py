@@ -171,6 +171,20 @@ def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s
     }
 
 
+def first_errors(output: str) -> dict[str, str]:
+    """Per test file, the first error line of a :func:`run_hidden_tests` run's failures (its
+    ``--tb=line`` ``E`` lines come in the order of its ``FAILED <node id>`` summary lines; the
+    names there may be the scorer's own, the files are the tests')."""
+    lines = output.splitlines()
+    # one block of E lines per failure (a message may take several): the first line of each
+    errors = [ln[1:].strip() for i, ln in enumerate(lines) if ln.startswith("E ") and not (i and lines[i - 1].startswith("E "))]
+    failed = [ln.split()[1].partition("::")[0] for ln in lines if ln.startswith("FAILED ") and len(ln.split()) > 1]
+    out: dict[str, str] = {}
+    for path, error in zip(failed, errors):
+        out.setdefault(path, error)
+    return out
+
+
 def _read(sandbox: Path, rel: str) -> bytes | None:
     """A regular file the agent left, read without following a link (a link, a FIFO, a file
     beyond the read limit or under a linked directory: None)."""

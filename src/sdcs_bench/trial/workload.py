@@ -53,7 +53,13 @@ def load_workload_dir(root: Path) -> Workload:
     return _parse_workload(Path(root).resolve())
 
 
-def _parse_workload(root: Path) -> Workload:
+def load_draft_repository(root: Path) -> Workload:
+    """A real repository still being written (``add-repository``, ``add-bug``): as
+    :func:`load_workload_dir`, but with no bug yet allowed. Never cached: its files change."""
+    return _parse_workload(Path(root).resolve(), draft=True)
+
+
+def _parse_workload(root: Path, draft: bool = False) -> Workload:
     from sdcs_bench.trial.config import read_yaml
 
     meta_path = root / "workload.yaml"
@@ -70,11 +76,12 @@ def _parse_workload(root: Path) -> Workload:
     raw_reqs = _listed(root, need("requirements"), meta_path, "requirements")
     standards = None
     if source is not None:
-        if not raw_reqs:  # a repository `specsnap add-repository` has just added
+        if not raw_reqs and not draft:  # a repository `specsnap add-repository` has just added
             raise SpecSnapError(f"{_bugs_path(root, meta, meta_path)}: no bugs yet: add one entry per hidden bug "
                                 "(id, behaviour, tests, gold), its hidden test under hidden/tests/ and its fix "
                                 "(docs/real_repos.md)")
-        _check_schema(raw_reqs, _bugs_path(root, meta, meta_path), "#/$defs/bugs")
+        if raw_reqs:
+            _check_schema(raw_reqs, _bugs_path(root, meta, meta_path), "#/$defs/bugs")
         requirements = _parse_bugs(root, raw_reqs, meta)
     elif meta.get("standards"):
         from sdcs_bench.trial.standards import load_standards, task_requirements

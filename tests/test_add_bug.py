@@ -1,0 +1,236 @@
+"""A repository with a history (tests/fixtures/history_repo.py), added as a user would: `specsnap
+add-repository` from a git pin whose URL ends in a generic `repo`, then its bugs one command each
+with `specsnap add-bug --fix-commit`, from the upstream fix commits; every refusal one line naming
+its reason, nothing written by a refused command."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import specsnap
+
+sys.path.insert(0, str(Path(__file__).parent / "fixtures"))
+import history_repo  # noqa: E402  (a fixture builder, not a test module)
+
+
+def project_clone(base: Path) -> Path:
+    """A copy of the project to add repositories to (what a user's checkout is)."""
+    from conftest import ROOT
+
+    clone = base / "clone"
+    clone.mkdir()
+    for part in ("Snakefile", "conf", "tiers", "workflow", "harnesses", "containers"):
+        (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, clone / part)
+    os.symlink("workflow/profiles", clone / "profiles")
+    return clone
+
+
+@pytest.fixture(scope="module")
+def tally(tmp_path_factory):
+    """`tally` added from its pin (once for the module): the clone, the results, the upstream's
+    commits and what the command printed."""
+    base = tmp_path_factory.mktemp("tally")
+    clone = project_clone(base)
+    upstream = base / "mirror" / "repo"  # a URL whose last part names nothing
+    commits = history_repo.build(upstream)
+    results = base / "results"
+    proc = specsnap("--root", str(clone), "add-repository", "--git", upstream.as_uri(), "--commit", commits["pin"],
+                    "--results", str(results), cwd=clone)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return clone, results, commits, upstream, proc
+
+
+def test_the_repository_is_named_by_its_project_and_its_texts_read_naturally(tally):
+    clone, _, commits, _, proc = tally
+    workload = clone / "real_repos" / "tally"  # named from pyproject.toml, not the URL's `repo`
+    assert (clone / "conf" / "workload" / "tally.yaml").is_file()
+    meta = yaml.safe_load((workload / "workload.yaml").read_text())
+    assert meta["title"] == f"tally (commit {commits['pin'][:12]}): hidden bugs" and meta["source"]["name"] == "tally"
+    prompt = (workload / "prompts" / "find_bugs.md").read_text()
+    assert prompt.startswith(f"This repository is tally (commit {commits['pin'][:12]}): its code is in the package "
+                             "`tally` at the top of the repository, its tests are in `tests/`.")
+    assert "the top directory" not in prompt and "repo at" not in prompt
+    out = " ".join(proc.stdout.split())
+    assert "Next: add each bug from its upstream fix (`specsnap add-bug tally --fix-commit SHA`)" in out
+    assert "docs/real_repos.md#hints" in out
+
+
+def test_the_baseline_is_what_passes_in_the_tree_scoring_uses(tally):
+    """The test reading pyproject.toml passes on the whole source and is left out with that reason
+    (scoring copies only the source and the tests); the test needing `six`, kept in
+    tests/requirements.txt, passes: the dependency was read from where the project keeps it."""
+    clone, _, _, _, proc = tally
+    workload = clone / "real_repos" / "tally"
+    baseline = [t for t in (workload / "baseline_tests.txt").read_text().splitlines() if not t.startswith("#")]
+    assert baseline == ["tests/test_core.py::test_clip", "tests/test_core.py::test_mean",
+                        "tests/test_core.py::test_percent", "tests/test_core.py::test_word_count",
+                        "tests/test_six.py::test_six_text"]
+    excluded = yaml.safe_load((workload / "baseline_excluded.yaml").read_text())
+    assert [g["tests"] for g in excluded] == [["tests/test_data.py::test_the_version_is_declared"]]
+    assert excluded[0]["reason"].startswith("passes on the whole source and fails in the tree scoring uses")
+    assert "FileNotFoundError" in excluded[0]["reason"]
+    meta = yaml.safe_load((workload / "workload.yaml").read_text())
+    assert any(r.startswith("six==") for r in meta["environment"]["install"][0])
+    assert "test dependencies the project keeps (tests/requirements.txt): six" in proc.stdout
+    for path in (p for p in workload.rglob("*") if p.is_file()):  # no path of this machine, anywhere
+        text = path.read_text().replace(meta["source"]["url"], "<the pin the user gave>")
+        assert "/tmp" not in text and str(clone) not in text and "specsnap-" not in text.replace("SPECSNAP-", ""), path
+
+
+def test_test_dependencies_come_from_where_projects_keep_them(tmp_path):
+    from sdcs_bench.pipeline.add_repo import merge_requirements, test_dependencies
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "requirements.txt").write_text("-r ../requirements/base.txt\nhypothesis>=6  # props\n-e .\n")
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "requirements" / "base.txt").write_text("attrs\n")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "thing"\n[project.optional-dependencies]\n'
+                                             'test = ["freezegun", "thing[extra]"]\ndocs = ["sphinx"]\n')
+    (tmp_path / "tox.ini").write_text("[testenv]\ndeps =\n    pytest-mock\n    -rtests/requirements.txt\n    {posargs}\n")
+    (tmp_path / "noxfile.py").write_text('import nox\n\n@nox.session\ndef tests(session):\n'
+                                         '    session.install("pytest-xdist", ".")\n')
+    found, where = test_dependencies(tmp_path, "tests")
+    assert found == ["attrs", "hypothesis>=6", "freezegun", "pytest-mock", "pytest-xdist"]
+    assert where == ["tests/requirements.txt", "pyproject.toml test extras [test]", "tox.ini [testenv] deps",
+                     "noxfile.py session.install"]
+    # --test-dep adds, and a pin of one already there replaces it
+    assert merge_requirements(["pytest"], found, ["pytest==7.4.4", "python-dateutil"]) == \
+        ["pytest==7.4.4", "attrs", "hypothesis>=6", "freezegun", "pytest-mock", "pytest-xdist", "python-dateutil"]
+
+
+def test_a_suite_that_cannot_collect_says_its_first_collection_error(tmp_path):
+    from sdcs_bench.pipeline.add_repo import _first_error
+
+    said = _first_error([("tests/test_a.py::test_x", {"outcome": "failed", "why": "E assert 1 == 2"}),
+                         ("tests/test_b.py", {"outcome": "collection error",
+                                              "why": "E ModuleNotFoundError: No module named 'dateutil'"})])
+    assert said == "; first collection error: tests/test_b.py: E ModuleNotFoundError: No module named 'dateutil'"
+
+
+def test_a_machine_path_is_never_written():
+    from sdcs_bench.pipeline.add_repo import unplaced
+
+    text = ("E FileNotFoundError: [Errno 2] No such file: '/tmp/specsnap-suite-k3j/tree/data.toml' in "
+            "/root/.cache/specsnap/envs/ab12/lib/python3.11/site-packages/x.py")
+    said = unplaced(text, {"/root/.cache/specsnap/envs/ab12": "<environment>"})
+    assert said == "E FileNotFoundError: [Errno 2] No such file: 'data.toml' in <environment>/lib/python3.11/site-packages/x.py"
+
+
+# -- add-bug ------------------------------------------------------------------------------------------
+def _snapshot(workload: Path) -> dict[str, bytes]:
+    return {p.relative_to(workload).as_posix(): p.read_bytes() for p in sorted(workload.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def bugs(tally):
+    """The two fixes that are bugs, added in order (once for the module)."""
+    clone, results, commits, _, _ = tally
+    out = []
+    for name in ("tabs", "empty"):
+        proc = specsnap("--root", str(clone), "add-bug", "tally", "--fix-commit", commits[name], "--results",
+                        str(results), cwd=clone)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+        out.append(proc)
+    return out
+
+
+def test_a_fix_commit_becomes_a_bug_with_its_fix_and_only_its_own_tests(tally, bugs):
+    clone, _, commits, _, _ = tally
+    workload = clone / "real_repos" / "tally"
+    canary = yaml.safe_load((workload / "workload.yaml").read_text())["canary"]
+    entries = yaml.safe_load((workload / "bugs.yaml").read_text())
+    assert [e["id"] for e in entries] == ["TALLY-1", "TALLY-2"]
+    tabs, empty = entries
+    assert tabs == {"id": "TALLY-1", "fix": commits["tabs"], "upstream": "#12",
+                    "behaviour": "Count words split by tabs and newlines", "files": ["tally/core.py"],
+                    "tests": ["tests/test_tally_1_core.py::test_word_count_tabs"], "gold": "fixes/TALLY-1.patch"}
+    assert "# drafted from the commit message" in (workload / "bugs.yaml").read_text()
+    hidden = (workload / "hidden" / "tests" / "test_tally_1_core.py").read_text()
+    assert hidden.startswith(f"# {canary}\n") and "def test_word_count_tabs" in hidden
+    assert "def test_mean" not in hidden and "def test_clip" not in hidden  # the baseline's own tests stay its own
+    patch = (workload / "fixes" / "TALLY-1.patch").read_text()
+    assert patch.startswith(f"# {canary}\ndiff --git a/tally/core.py b/tally/core.py") and "tests/" not in patch
+    # a new test module, with the helper its test needs
+    assert empty["tests"] == ["tests/test_tally_2_mean.py::test_mean_of_nothing_raises"] and "upstream" in empty
+    assert "def _nothing" in (workload / "hidden" / "tests" / "test_tally_2_mean.py").read_text()
+    assert "added TALLY-2" in bugs[1].stdout and "validate-workload tally" in bugs[1].stdout
+
+
+def test_the_bugs_added_validate(tally, bugs):
+    clone, results, _, _, _ = tally
+    proc = specsnap("--root", str(clone), "validate-workload", "tally", "--results", str(results), cwd=clone)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "workload tally: all" in proc.stdout
+
+
+def test_a_failing_test_is_said_once_with_its_first_error_and_its_log(tally, bugs):
+    """A fix that also breaks a baseline test: validation names that test once, with every tree it
+    fails on, its first error line, and the kept log of the run that showed it."""
+    clone, results, _, _, _ = tally
+    patch = clone / "real_repos" / "tally" / "fixes" / "TALLY-1.patch"
+    good = patch.read_text()
+    broken = good + ('diff --git a/tally/__init__.py b/tally/__init__.py\n--- a/tally/__init__.py\n'
+                     '+++ b/tally/__init__.py\n@@ -1 +1,4 @@\n """tally."""\n+from tally import core\n'
+                     '+\n+core.percent = lambda part, whole: -1.0\n')
+    try:
+        patch.write_text(broken)
+        proc = specsnap("--root", str(clone), "validate-workload", "tally", "--results", str(results), cwd=clone,
+                        env={"COLUMNS": "1000"})
+    finally:
+        patch.write_text(good)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    said = [line for line in proc.stdout.splitlines() if "test_percent" in line]
+    assert len(said) == 1, proc.stdout
+    assert "tests/test_core.py::test_percent fails (with every gold, with TALLY-1's gold alone): AssertionError" in said[0]
+    log = said[0].rpartition("(log: ")[2].rstrip(")")
+    assert Path(log).is_file() and "FAILED" in Path(log).read_text() and Path(log).is_relative_to(results)
+
+
+@pytest.mark.parametrize(("commit", "reason"), [
+    ("clip", "the fix changes an existing baseline test: tests/test_core.py::test_clip fails with it"),
+    ("docs", "the test passes on the pin, so it finds no bug: tests/test_tally_3_percent.py::test_percent_half"),
+    ("after", "the fix does not apply to the pinned source: error: patch failed: tally/core.py"),
+    ("0123abcd", "commit 0123abcd is not in the history"),
+])
+def test_a_fix_that_is_no_bug_here_is_refused_in_one_line_and_writes_nothing(tally, bugs, commit, reason):
+    clone, results, commits, _, _ = tally
+    workload = clone / "real_repos" / "tally"
+    before = _snapshot(workload)
+    proc = specsnap("--root", str(clone), "add-bug", "tally", "--fix-commit", commits.get(commit, commit),
+                    "--results", str(results), cwd=clone)
+    assert proc.returncode == 2 and reason in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1, proc.stderr
+    assert _snapshot(workload) == before
+
+
+def test_an_sdist_pin_needs_its_history_named(tmp_path):
+    from types import SimpleNamespace
+
+    from sdcs_bench.core.errors import SpecSnapError
+    from sdcs_bench.pipeline.add_bug import history_gitdir
+
+    wl = SimpleNamespace(id="thing", source=SimpleNamespace(kind="sdist", describe=lambda: "thing==1.0 (sdist)"))
+    with pytest.raises(SpecSnapError, match="has no history: give a clone of its upstream repository with --history"):
+        history_gitdir(wl, None, tmp_path)
+    with pytest.raises(SpecSnapError, match="not a git repository"):
+        history_gitdir(wl, tmp_path, tmp_path)
+
+
+def test_a_test_module_is_cut_to_the_tests_the_fix_touched():
+    from sdcs_bench.pipeline.add_bug import hidden_module
+
+    text = ("import pytest\n\n\n@pytest.fixture\ndef thing():\n    return 1\n\n\ndef test_old():\n    assert 1\n\n\n"
+            "@pytest.mark.parametrize('x', [1, 2])\ndef test_new(x, thing):\n    assert x\n\n\n"
+            "class TestBox:\n    def setup_method(self):\n        self.n = 1\n\n    def test_kept(self):\n"
+            "        assert self.n\n\n    def test_other(self):\n        assert self.n\n\n\n"
+            "class TestUntouched:\n    def test_a(self):\n        assert 1\n")
+    cut, kept = hidden_module(text, {15, 23})  # a line of test_new, a line of TestBox.test_kept
+    assert kept == ["test_new", "TestBox::test_kept"]
+    assert "def thing" in cut and "def setup_method" in cut and "@pytest.mark.parametrize" in cut
+    assert "def test_old" not in cut and "def test_other" not in cut and "TestUntouched" not in cut
+    compile(cut, "cut.py", "exec")
