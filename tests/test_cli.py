@@ -159,7 +159,11 @@ def test_plan_bad_input_writes_nothing(tmp_path, args, message):
 
 
 def test_leaderboard_formats_label_published_numbers(tmp_path):
-    md = specsnap("leaderboard", "--format", "markdown", "--results", str(tmp_path))
+    # No local run: no family to compare with, so the published tables are one option away, said so.
+    bare = specsnap("leaderboard", "--format", "markdown", "--results", str(tmp_path))
+    assert bare.returncode == 0 and "No local results" in bare.stdout and "--published" in bare.stdout
+    assert "PUBLISHED (recorded by the source studies" not in bare.stdout
+    md = specsnap("leaderboard", "--format", "markdown", "--published", "--results", str(tmp_path))
     assert md.returncode == 0 and "PUBLISHED (recorded by the source studies" in md.stdout
     assert "No local results" in md.stdout
     # The coherence-debt study's figures that this checkout reproduces, each beside its local value.
@@ -170,8 +174,10 @@ def test_leaderboard_formats_label_published_numbers(tmp_path):
     assert "Standards workload (coherence-debt study)" in md.stdout and "Coherence debt: direct withholding" in md.stdout
     data = json.loads(specsnap("leaderboard", "--format", "json", "--results", str(tmp_path)).stdout)
     assert data["published"]["label"].startswith("PUBLISHED") and data["local"]["rows"] == []
-    table = specsnap("leaderboard", "--format", "table", "--results", str(tmp_path))
+    table = specsnap("leaderboard", "--format", "table", "--published", "--results", str(tmp_path))
     assert table.returncode == 0 and "PUBLISHED" in table.stdout
+    bare = specsnap("leaderboard", "--format", "table", "--results", str(tmp_path))
+    assert bare.returncode == 0 and "PUBLISHED" not in bare.stdout and "--published" in bare.stdout
     bad = specsnap("leaderboard", "--format", "html")
     assert bad.returncode == 2 and "table" in bad.stderr and "markdown" in bad.stderr
 

@@ -222,3 +222,85 @@ def test_trials_that_never_reached_their_cut_are_said_under_the_table():
     assert "1 of them as its reference policy's closed form predicts" in line
     assert md.index(line) > md.index("| workload |")  # under the main table
     assert "never reached their cut" not in to_markdown(board, "s")
+
+
+# --- which published tables a run's leaderboard shows (issue 39) -----------------------------------
+
+REAL_REPO_TABLE = "Real repositories: bugs resolved, predicted before the run against actual (one run per arm)"
+
+
+def _run_of(tmp_path: Path, name: str, cards: list[dict]) -> Path:
+    board = make_board(pd.DataFrame(cards))
+    out = tmp_path / "results" / name
+    out.mkdir(parents=True)
+    (out / "leaderboard.json").write_text(json.dumps({"study": name, "run": name, "notice": "N",
+                                                      "rows": json.loads(board.to_json(orient="records"))}))
+    (out / "leaderboard.md").write_text("# local\n")
+    return out
+
+
+@pytest.fixture
+def repo_run(tmp_path) -> Path:
+    """A real-repository run: click's rows only."""
+    return _run_of(tmp_path, "repos", [_card(f"c{i}", arm, "ref_null", "reference policy", 0, workload="click",
+                                             family="real_repo", n_requirements=13)
+                                       for i, arm in enumerate(("Vanilla", "Repo_Backlog"))])
+
+
+def _titles(text: str) -> set[str]:
+    flat = " ".join(text.split())
+    return {t["title"] for t in lb.published()["tables"] if " ".join(t["title"].split()) in flat}
+
+
+def _printed(run: Path, **kw) -> str:
+    buf = io.StringIO()
+    lb.print_table(run, Console(file=buf, width=400, color_system=None), **kw)
+    return buf.getvalue()
+
+
+def test_every_published_table_is_assigned_a_family_or_none():
+    """A table added to published.yaml must say which runs it is compared with (a test, not a guess)."""
+    tables = lb.published()["tables"]
+    assert all(t["title"] in lb.TABLE_FAMILIES or "family" in t for t in tables), [t["title"] for t in tables]
+    families = {t["title"]: lb.table_family(t) for t in tables}
+    assert families[lb.TIERS_TABLE] == "synthetic" and families[REAL_REPO_TABLE] == "real_repo"
+    assert set(families.values()) <= {"synthetic", "real_repo", "standards", "motifs", None}
+
+
+def test_a_tier_run_shows_only_the_published_tables_of_its_family(study):
+    shown = _titles(_printed(study))
+    assert lb.TIERS_TABLE in shown
+    assert not any("Real repositories" in t or "Standards workload" in t or "Coherence debt" in t
+                   or "Estimator enumeration" in t for t in shown), shown
+    assert "--published" in _printed(study)  # the others are one option away, and it says so
+    assert _titles(_printed(study, all_published=True)) == {t["title"] for t in lb.published()["tables"]}
+    md = lb.as_markdown(study)
+    assert f"## {lb.TIERS_TABLE}" in md and "## Standards workload" not in md and "Estimator enumeration" not in md
+    assert "## Standards workload" in lb.as_markdown(study, all_published=True)
+
+
+def test_a_real_repository_run_keeps_its_published_comparison_and_nothing_else(repo_run):
+    text = _printed(repo_run)
+    shown = _titles(text)
+    assert REAL_REPO_TABLE in shown and lb.TIERS_TABLE not in shown, shown
+    assert "(published)" not in text  # no tier rows joined into click's pivot either
+    md = lb.as_markdown(repo_run)
+    assert f"## {REAL_REPO_TABLE}" in md and f"## {lb.TIERS_TABLE}" not in md
+    rows = list(csv.DictReader(io.StringIO(lb.as_csv(repo_run))))
+    assert {r["source"] for r in rows} == {"reference policy"}  # the published tier rows are another family's
+    assert "published" in {r["source"] for r in csv.DictReader(io.StringIO(lb.as_csv(repo_run, all_published=True)))}
+    # --format json stays the whole document (the schema's published block: every table, labelled)
+    assert len(lb.document(repo_run)["published"]["tables"]) == len(lb.published()["tables"])
+
+
+def test_the_cli_prints_a_runs_own_families_unless_asked_for_the_published_tables(repo_run):
+    results = str(repo_run.parent)
+    own = specsnap("leaderboard", "--results", results, "--run", "repos", env={"COLUMNS": "200"})
+    assert own.returncode == 0, own.stderr
+    every = specsnap("leaderboard", "--results", results, "--run", "repos", "--published", env={"COLUMNS": "200"})
+    assert every.returncode == 0, every.stderr
+    assert "Real repositories" in own.stdout and "Synthetic tiers" not in own.stdout and "Standards" not in own.stdout
+    assert "Synthetic tiers" in every.stdout and "Standards workload" in every.stdout
+    assert len(own.stdout.splitlines()) + 60 < len(every.stdout.splitlines())
+    md = specsnap("leaderboard", "--results", results, "--run", "repos", "--format", "markdown")
+    assert md.returncode == 0 and "Synthetic tiers" not in md.stdout and REAL_REPO_TABLE in md.stdout

@@ -45,12 +45,18 @@ def plan(
 
     from sdcs_bench.core.progress import progress
 
+    from sdcs_bench.core.errors import skipped_line
+
     with progress(f"composing study {study}", echo_steps=False) as step:
         p = make_plan(study, override or [], results, name, progress=step)
+    for record in p.not_applicable:  # (workload, arm) cells whose arm lacks its workload file, one line each
+        print(skipped_line(record), file=sys.stderr)
     _writing(p.run_dir)
     with progress(f"writing {len(p.trials)} trial files", total=len(p.trials), echo_steps=False) as step:
         changed = write_plan(p, progress=step)
-    print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed", file=sys.stderr)
+    skipped = f", {len(p.not_applicable)} (workload, arm) skipped" if p.not_applicable else ""
+    print(f"study {study}: {len(p.trials)} trials planned in {p.directory}, {len(changed)} changed{skipped}",
+          file=sys.stderr)
 
 
 @commands.command("power")
@@ -197,19 +203,23 @@ def leaderboard(
                                                    "(checked against data/leaderboard.schema.json) or csv")] = Format.table,
     run: ShownRunOpt = "smoke",
     results: ResultsOpt = Path("results"),
+    published: Annotated[bool, typer.Option("--published", help="every published table of the source studies, not "
+                                                                "only those of the run's workload families (json "
+                                                                "always has every one)")] = False,
 ) -> None:
-    """Print the study's published tables (labelled as such) beside local results."""
+    """Print a run's local results beside the published tables (labelled as such) of its workload
+    families; --published: every published table."""
     from sdcs_bench.pipeline import leaderboard as lb
 
     run_dir = _run_dir(results, run)
     if format is Format.json:
         print(lb.as_json(run_dir))
     elif format is Format.markdown:
-        print(lb.as_markdown(run_dir))
+        print(lb.as_markdown(run_dir, all_published=published))
     elif format is Format.csv:
-        print(lb.as_csv(run_dir), end="")
+        print(lb.as_csv(run_dir, all_published=published), end="")
     else:
-        lb.print_table(run_dir)
+        lb.print_table(run_dir, all_published=published)
 
 
 @commands.command("report")

@@ -20,6 +20,40 @@ class SpecSnapError(Exception):
         return f"{self.message}; valid choices: {valid}"
 
 
+HINTS_DOC = "docs/real_repos.md#hints"  # how to write a repository's hint files
+
+
+class ArmNotApplicable(SpecSnapError):
+    """An arm that places a file of the workload's own directory (``source: {workload: PATH}``) asked
+    for on a workload without that file. The planner skips that (workload, arm) cell, saying so in one
+    line (:meth:`record`, :func:`skipped_line`), and stops only when every cell of the grid is skipped;
+    anywhere else it is an error like any other."""
+
+    def __init__(self, arm: str, path: str, workload_file: str, workload: str) -> None:
+        self.arm, self.path, self.workload_file, self.workload = arm, path, workload_file, workload
+        super().__init__(f"arm {arm}: file {path} is the workload's own {workload_file}, which workload {workload} "
+                         f"does not have; the arm runs only on workloads that provide it ({HINTS_DOC} says how to "
+                         "write one)")
+
+    def __reduce__(self):  # (pickles with its fields, as a multiprocessing pool hands it back)
+        return type(self), (self.arm, self.path, self.workload_file, self.workload)
+
+    @property
+    def reason(self) -> str:
+        return (f"it places the workload's own {self.workload_file} as {self.path}, which {self.workload} "
+                "does not have")
+
+    def record(self) -> dict[str, str]:
+        """What the plan and the leaderboard keep of a skipped cell."""
+        return {"workload": self.workload, "arm": self.arm, "file": self.workload_file, "reason": self.reason}
+
+
+def skipped_line(record: dict[str, str]) -> str:
+    """A skipped (workload, arm) cell in one line, from its :meth:`ArmNotApplicable.record`."""
+    return f"arm {record['arm']} skipped on workload {record['workload']}: {record['reason']} ({HINTS_DOC} says how " \
+           "to write one)"
+
+
 def unknown(kind: str, name: str, choices: Iterable[str]) -> SpecSnapError:
     return SpecSnapError(f"unknown {kind} {name!r}", choices)
 

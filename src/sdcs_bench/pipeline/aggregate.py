@@ -22,7 +22,7 @@ from sdcs_bench.pipeline.labels import REFERENCE_NOTICE, REPLAY_NOTICE
 from sdcs_bench.pipeline.layout import SCORECARD, RunLayout
 from sdcs_bench.pipeline.markdown import cost_line, to_markdown
 from sdcs_bench.pipeline.paired import paired_differences
-from sdcs_bench.pipeline.plan.files import read_cells
+from sdcs_bench.pipeline.plan.files import read_cells, read_not_applicable
 from sdcs_bench.pipeline.rows import call_rows, ledger_rows, metered, scorecard_row, sessions_of, spend_columns
 from sdcs_bench.proxy import read_ledger
 from sdcs_bench.trial.spec import TrialSpec
@@ -69,8 +69,9 @@ def aggregate(run_dir: Path) -> pd.DataFrame:
     _write(run.paired, paired.to_csv(index=False))
     _write(run.leaderboard("csv"), board.to_csv(index=False))
     name = cards[0]["study"] if cards else Path(run_dir).name
+    not_applicable = read_not_applicable(Path(run.plan_dir))  # the (workload, arm) cells the plan skipped
     _write(run.leaderboard("md"), to_markdown(board, name, paired, settings, truth, run=Path(run_dir).name,
-                                              no_cleave=no_cleave))
+                                              no_cleave=no_cleave, not_applicable=not_applicable))
     rows = json.loads(board.to_json(orient="records"))
     # DVC reads metrics from nested mappings, not lists: one entry per leaderboard row as well.
     metrics = {
@@ -86,7 +87,8 @@ def aggregate(run_dir: Path) -> pd.DataFrame:
                         "prices": {p.model: p.describe() for p in prices.prices}},
                "rows": rows,
                "paired": json.loads(paired.to_json(orient="records")),
-               "truth_checks": [c.to_dict() | {"line": c.line()} for c in truth], "metrics": metrics}
+               "truth_checks": [c.to_dict() | {"line": c.line()} for c in truth], "metrics": metrics,
+               **({"not_applicable": not_applicable} if not_applicable else {})}
     _write(run.leaderboard("json"), json.dumps(payload, indent=2))
     from sdcs_bench.pipeline.plots import write_plots
 

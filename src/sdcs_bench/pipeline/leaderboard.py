@@ -9,7 +9,13 @@ numbers, which this checkout did not produce), ``reference policy``, ``replay`` 
 with its model and harness. The published rows of the same tier sit in the same pivot, so a local
 cell is read beside the number the study recorded for it.
 
-``--format json`` is checked against ``data/leaderboard.schema.json`` before it is printed.
+A run's ``table``, ``markdown`` and ``csv`` carry only the published tables of the workload
+families the run has (:data:`TABLE_FAMILIES`: a real-repository run, the real-repository tables),
+and every one when asked (``all_published``, the CLI's ``--published``); ``--format json`` is
+the whole document, every published table included, checked against
+``data/leaderboard.schema.json`` before it is printed. The (workload, arm) cells the plan skipped
+(an arm that lacks its workload file, ``not_applicable`` in ``leaderboard.json``) are said in every
+format but csv.
 """
 
 from __future__ import annotations
@@ -34,6 +40,24 @@ SCHEMA = "specsnap.leaderboard/1"
 FORMATS = ("table", "markdown", "json", "csv")
 # The published table whose rows are (tier, arm, model, net, of): the one that joins the local pivots.
 TIERS_TABLE = "Synthetic tiers: net requirements retained"
+ENUMERATION_TABLE = "Estimator enumeration (coherence-debt study): the published figures beside this checkout's"
+# The workload family (a workload.yaml's ``family``) each published table compares with: a run's
+# leaderboard shows the tables of the families it has. None: no run's (shown with --published only).
+# A table of data/published.yaml is listed here or names its own ``family`` (the tests check).
+TABLE_FAMILIES: dict[str, str | None] = {
+    TIERS_TABLE: "synthetic",
+    "Poison pill on tier_2 (net of 8)": "synthetic",
+    "Real repositories: bugs resolved, predicted before the run against actual (one run per arm)": "real_repo",
+    "Real repositories: tokens of the unhinted memory arms against Vanilla": "real_repo",
+    "Standards workload (coherence-debt study): decisions written the better way, by standard condition (models)":
+        "standards",
+    "Standards workload (coherence-debt study): contested decisions that followed the written standard (models)":
+        "standards",
+    "Coherence debt: direct withholding of k of 8 motif secrets (median tests passed of 32, six trials per cell)":
+        "motifs",
+    ENUMERATION_TABLE: None,  # (a property of the estimators, computed on the spot: no run's rows compare with it)
+}
+DEFAULT_FAMILY = "synthetic"  # a row aggregated before rows named their family (board.make_board's default)
 LEGEND = ("cell: mean net/of over the row's n valid trials, its 95% t-interval in brackets (from n=5, where its "
           "coverage is checked; below, 'too few for a CI'; a deterministic reference policy: its closed form, zero "
           "width from n=2; withholding: hidden tests passed, 24/32t; standards: and the share of decisions written the "
@@ -61,7 +85,7 @@ def _enumeration_table() -> dict[str, Any]:
 
     pub = enumeration.published()
     mine = enumeration.summarise(enumeration.enumerate_runs(*pub["k"]), *pub["k"])
-    return {"title": "Estimator enumeration (coherence-debt study): the published figures beside this checkout's",
+    return {"title": ENUMERATION_TABLE,
             "source": pub["source"], "columns": ["figure", "published", "local (computed now by this checkout)"],
             "rows": [[name, value, mine.get(name)] for name, value in pub["figures"].items()]}
 
@@ -78,6 +102,40 @@ def local(run_dir: Path) -> dict[str, Any] | None:
         row.setdefault("harness", "unknown" if row["agent_kind"] != "reference policy" else "reference")
         row.setdefault("source", source_label(row["agent_kind"], row["model"], row["harness"]))
     return board
+
+
+def table_family(table: dict[str, Any]) -> str | None:
+    """The workload family a published table compares with (None: none)."""
+    return table["family"] if "family" in table else TABLE_FAMILIES.get(table["title"])
+
+
+def run_families(board: dict[str, Any] | None) -> set[str]:
+    """The workload families a run's leaderboard has rows of (none without local results)."""
+    return {row.get("family") or DEFAULT_FAMILY for row in (board or {}).get("rows", [])}
+
+
+def shown_tables(board: dict[str, Any] | None, tables: list[dict[str, Any]],
+                 every: bool = False) -> list[dict[str, Any]]:
+    """The published tables a run's leaderboard shows: those of the families it has; ``every``: all."""
+    families = run_families(board)
+    return list(tables) if every else [t for t in tables if table_family(t) in families]
+
+
+def _left_out(shown: int, tables: list[dict[str, Any]]) -> str:
+    """The line saying how many published tables are not shown, and how to show them ("" when none)."""
+    n = len(tables) - shown
+    if not n:
+        return ""
+    which = "of other workload families than this run's " if shown else ""
+    return (f"{n} published table{'s' if n != 1 else ''} {which}left out: `specsnap leaderboard --published` "
+            f"prints {'them' if n != 1 else 'it'}.")
+
+
+def not_applicable_lines(board: dict[str, Any] | None) -> list[str]:
+    """The (workload, arm) cells the run's plan skipped (an arm that lacks its workload file), a line each."""
+    from sdcs_bench.core.errors import skipped_line
+
+    return [skipped_line(r) for r in (board or {}).get("not_applicable") or []]
 
 
 # --- the pivot -------------------------------------------------------------------------------------
@@ -217,7 +275,8 @@ def document(run_dir: Path) -> dict[str, Any]:
                                   "rows": [], "pivots": []}
     if board is not None:
         local_part.update(study=board["study"], run=board["run"],
-                          notices=[n for n in (board.get("notice"), board.get("replay_notice")) if n],
+                          notices=[*(n for n in (board.get("notice"), board.get("replay_notice")) if n),
+                                   *not_applicable_lines(board)],
                           rows=board["rows"], pivots=[p.as_dict() for p in pivots(board, tables)],
                           **{k: board[k] for k in ("statistics", "paired", "cost", "truth_checks") if k in board})
     doc = {"schema": SCHEMA, "published": {"label": PUBLISHED_LABEL, "source": pub["source"], "tables": published_tables},
@@ -236,17 +295,20 @@ def as_json(run_dir: Path) -> str:
     return json.dumps(document(run_dir), indent=2)
 
 
-def as_csv(run_dir: Path) -> str:
+def as_csv(run_dir: Path, all_published: bool = False) -> str:
     """One line per (source, workload, variant, agent, arm): the local rows, and the published tier
-    rows beside them (the other published tables have other shapes: see ``--format json``)."""
+    rows beside them where the run has tiers, or ``all_published`` (the other published tables have
+    other shapes: see ``--format json``)."""
     doc = document(run_dir)
+    shown = shown_tables(local(run_dir), _published_tables()[1], all_published)
+    tier_rows = any(t["title"] == TIERS_TABLE for t in shown)
     out = io.StringIO()
     cols = ["source", "workload", "variant", "continuation", "agent", "arm", "n", "net", "net_lo", "net_hi", "of",
             "trials", "invalid", "tampered", "matches_expected", "note"]
     writer = csv.DictWriter(out, fieldnames=cols, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     tiers = next(t for t in doc["published"]["tables"] if t["title"] == TIERS_TABLE)
-    for row in tiers["rows"]:
+    for row in tiers["rows"] if tier_rows else []:
         v = row["values"]
         writer.writerow({"source": PUBLISHED_SOURCE, "workload": v["tier"], "variant": "none", "agent": v["model"],
                          "arm": v["arm"], "net": v["net"], "of": v["of"], "note": v["note"]})
@@ -265,10 +327,14 @@ def _pivot_markdown(pivot: Pivot) -> list[str]:
     return [*lines, ""]
 
 
-def as_markdown(run_dir: Path) -> str:
+def as_markdown(run_dir: Path, all_published: bool = False) -> str:
+    """The published tables of the run's families (every one with ``all_published``), the run's
+    pivots and its ``leaderboard.md`` (which lists the arms not applicable where)."""
     pub, tables = _published_tables()
-    out = [f"# {PUBLISHED_LABEL}", "", f"Source: {pub['source']}", ""]
-    for table in tables:
+    board = local(run_dir)
+    shown = shown_tables(board, tables, all_published)
+    out = [f"# {PUBLISHED_LABEL}", "", f"Source: {pub['source']}", ""] if shown else []
+    for table in shown:
         out += [f"## {table['title']}", ""]
         if table.get("source"):  # a table from another source than the study's own overview
             out += [f"Source: {' '.join(str(table['source']).split())}", ""]
@@ -276,7 +342,8 @@ def as_markdown(run_dir: Path) -> str:
                 "|" + "---|" * len(table["columns"])]
         out += ["| " + " | ".join(str(v) for v in row) + " |" for row in table["rows"]]
         out.append("")
-    board = local(run_dir)
+    if _left_out(len(shown), tables):
+        out += [f"_{_left_out(len(shown), tables)}_", ""]
     out += [f"# {LOCAL_LABEL}", ""]
     if board is None:
         out.append(f"No local results in {run_dir} yet: run `snakemake --cores 2`.")
@@ -290,9 +357,10 @@ def as_markdown(run_dir: Path) -> str:
     return "\n".join(out) + "\n"
 
 
-def print_table(run_dir: Path, console: Any = None) -> None:
-    """The pivots and the published tables, readable in an 80-column terminal: no cell is cut
-    (columns wrap, and a pivot with more arms than fit is split into several tables)."""
+def print_table(run_dir: Path, console: Any = None, all_published: bool = False) -> None:
+    """The pivots and the published tables of the run's families (every one with ``all_published``),
+    readable in an 80-column terminal: no cell is cut (columns wrap, and a pivot with more arms than
+    fit is split into several tables)."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -321,7 +389,13 @@ def print_table(run_dir: Path, console: Any = None) -> None:
                                   style=style)
                 console.print(table)
         _print_totals(console, board)
-    for spec in tables:
+        skipped = not_applicable_lines(board)
+        if skipped:
+            console.print("Not applicable (skipped at planning: the arm lacks its workload file):", highlight=False)
+            for line in skipped:
+                console.print(f"  {line}", highlight=False)
+    shown = shown_tables(board, tables, all_published)
+    for spec in shown:
         table = Table(title=f"{spec['title']} — {PUBLISHED_LABEL}", title_justify="left", highlight=False,
                       caption=" ".join(str(spec.get("source") or pub["source"]).split()))
         for col in spec["columns"]:
@@ -329,6 +403,8 @@ def print_table(run_dir: Path, console: Any = None) -> None:
         for row in spec["rows"]:
             table.add_row(*(Text(str(v)) for v in row))
         console.print(table)
+    if _left_out(len(shown), tables):
+        console.print(_left_out(len(shown), tables).replace("`", ""), style="dim", highlight=False)
 
 
 def _notice_applies(notice: str, board: dict[str, Any]) -> bool:

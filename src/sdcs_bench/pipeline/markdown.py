@@ -3,7 +3,7 @@ against truth, in Markdown."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
@@ -35,12 +35,14 @@ WARNINGS = (
 
 def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = None,
                 settings: stats.Settings = stats.Settings(), truth: list[TruthCheck] = (), run: str | None = None,
-                no_cleave: Mapping[str, bool | None] | None = None) -> str:
+                no_cleave: Mapping[str, bool | None] | None = None,
+                not_applicable: Sequence[Mapping[str, str]] = ()) -> str:
     """``leaderboard.md``, rendered from ``data/markdown/leaderboard.md.j2``: the notices, the main
-    table, the family tables that apply, the paired differences and the checks against truth.
-    Headed by the ``run`` (its directory under ``results/``), with the study beside it where it is
-    another name. ``no_cleave``: the trials a cut never reached, each with whether its reference
-    policy's closed form predicts that (None: no closed form), said under the main table."""
+    table, the arms not applicable, the family tables that apply, the paired differences and the
+    checks against truth. Headed by the ``run`` (its directory under ``results/``), with the study
+    beside it where it is another name. ``no_cleave``: the trials a cut never reached, each with
+    whether its reference policy's closed form predicts that (None: no closed form), said under the
+    main table. ``not_applicable``: the (workload, arm) cells the plan skipped (its ``study.json``)."""
     notices = []
     if (board["agent_kind"] == REFERENCE_KIND).any():
         notices.append(REFERENCE_NOTICE)
@@ -77,7 +79,7 @@ def to_markdown(board: pd.DataFrame, study: str, paired: pd.DataFrame | None = N
         cost_cols = ["cost_usd", "cost_usd_total", *([LIST_PRICE_COLUMN] if (board["agent_kind"] == REPLAY_KIND).any()
                                                      else [])]
         cols[cols.index("tokens") + 1:cols.index("tokens") + 1] = cost_cols
-    sections = []
+    sections = [not_applicable_section(not_applicable)] if not_applicable else []
     for rows, title, text, renames, shown_cols in _family_sections(board):
         if len(rows):
             # (a column renamed onto another's name replaces it: the trial's tokens give way to the
@@ -96,6 +98,23 @@ def run_title(study: str, run: str | None) -> str:
     another name (a run with overrides, or named with ``--config name=``)."""
     run = run or study
     return f"run `{run}`" + (f" (study `{study}`)" if study != run else "")
+
+
+NOT_APPLICABLE_TITLE = "Arms not applicable"
+
+
+def not_applicable_section(records: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    """The (workload, arm) cells the plan skipped, as a section: a line each, with the file and why."""
+    from sdcs_bench.core.errors import HINTS_DOC
+
+    n = len(records)
+    them = "them" if n != 1 else "it"
+    text = (f"{n} (workload, arm) cell{'s were' if n != 1 else ' was'} not run: the arm places a file of the "
+            f"workload's own directory that the workload does not have, so the planner skipped {them} and ran the "
+            f"rest ({HINTS_DOC} says how to write a hint file). No row of this leaderboard stands for {them}.")
+    cols = ["workload", "arm", "file", "reason"]
+    return {"title": NOT_APPLICABLE_TITLE, "text": text,
+            "table": _table(pd.DataFrame([{c: r.get(c, "") for c in cols} for r in records], columns=cols), cols)}
 
 
 NO_CLEAVE_SHOWN = 10  # the trial ids the no_cleave line names (scorecards.csv has them all)

@@ -4,7 +4,8 @@ An arm file is inline ``text``, one or more ``source`` files of the project (con
 ``generator`` run on the scaffolded baseline. ``source: {workload: PATH}`` takes the file at PATH in
 the workload's own directory (a real repository's hint files: a partial AGENTS.md, a hand-written
 backlog), so one arm serves every repository that has the file, and a repository added later
-needs no change to the arm; such an arm runs only on workloads that have it. Texts may say
+needs no change to the arm; such an arm runs only on workloads that have it (on others the planner
+skips the cell: :class:`~sdcs_bench.core.errors.ArmNotApplicable`). Texts may say
 ``{notes_cap_tokens}``: the arm's
 notes cap for the workload at hand (``notes_cap_tokens`` is a number, or a mapping from
 workload id to number with an optional ``default``).
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from sdcs_bench.core.errors import SpecSnapError
+from sdcs_bench.core.errors import ArmNotApplicable, SpecSnapError
 from sdcs_bench.trial.generators import GENERATORS, generate
 from sdcs_bench.core.paths import project_root
 
@@ -73,16 +74,14 @@ class Arm:
         )
 
     def for_workload(self, workload_id: str, workload_root: Path) -> Arm:
-        """This arm with the files it takes from the workload's own directory read (one clear error
-        when the workload does not have one)."""
+        """This arm with the files it takes from the workload's own directory read
+        (:class:`ArmNotApplicable` when the workload does not have one: the planner skips that cell)."""
         files = []
         for f in self.files:
             if f.workload_file is not None:
                 path = Path(workload_root) / f.workload_file
                 if not path.is_file():
-                    raise SpecSnapError(f"arm {self.name}: file {f.path} is the workload's own {f.workload_file}, "
-                                        f"which workload {workload_id} does not have; the arm runs only on "
-                                        "workloads that provide it")
+                    raise ArmNotApplicable(self.name, f.path, f.workload_file, workload_id)
                 f = ArmFile(f.path, text=path.read_text())
             files.append(f)
         return replace(self, files=tuple(files))

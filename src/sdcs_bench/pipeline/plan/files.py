@@ -29,6 +29,7 @@ CELL_COLUMNS = ("trial", "workload", "arm", "agent", "variant", "seed", "referen
                 "score_image", "baseline", "successor_api")
 API_PROVIDERS = tuple(DEFAULT_UPSTREAMS)  # anthropic, openai, gemini: each a Snakemake resource api_<provider>
 STUDY_FILE = "study.json"
+NOT_APPLICABLE = "not_applicable"  # (study.json) the (workload, arm) cells skipped: the arm lacks its workload file
 STATISTICS_FILE = "statistics.json"  # (RunLayout.statistics_file)
 PRICES_FILE = "prices.json"  # (RunLayout.prices_file)
 BUDGET_FILE = "budget.json"  # (RunLayout.budget_file)
@@ -49,6 +50,9 @@ class Plan:
     prices: dict[str, Any] | None = None  # conf/prices.yaml, checked (not part of any trial either)
     budget: dict[str, Any] | None = None  # the planned budget (docs/cost.md); the run's command line may raise it
     subset: dict[str, Any] | None = None  # a rerun batch: the finished run and share it repeats
+    # The (workload, arm) cells skipped, each {workload, arm, file, reason} (ArmNotApplicable.record):
+    # the arm places a file of the workload's own directory that the workload lacks.
+    not_applicable: tuple[dict[str, str], ...] = ()
 
     @property
     def run_dir(self) -> Path:
@@ -102,9 +106,7 @@ def render_plan(plan: Plan) -> dict[Path, str]:
         if t["workload"].get("repo"):
             files[plan.directory / "repos" / f"{t['workload']['id']}.json"] = json.dumps(
                 t["workload"]["repo"], indent=2, sort_keys=True)
-    ident = plan.directory / STUDY_FILE
-    # The first spelling of the overrides is kept: an equal run spelled differently rewrites nothing.
-    files[ident] = ident.read_text() if _same_identity(plan) else json.dumps(_identity(plan), indent=2) + "\n"
+    files[plan.directory / STUDY_FILE] = _identity_text(plan)
     return files
 
 
@@ -140,7 +142,33 @@ def repo_records(trial: dict[str, Any]) -> tuple[str, str]:
 
 def _identity(plan: Plan) -> dict[str, Any]:
     return {"study": plan.study, "run": plan.run, "overrides": list(plan.overrides),
-            "overrides_key": override_key(plan.overrides), **({"subset": plan.subset} if plan.subset else {})}
+            "overrides_key": override_key(plan.overrides), **({"subset": plan.subset} if plan.subset else {}),
+            **_not_applicable(plan)}
+
+
+def _not_applicable(plan: Plan) -> dict[str, Any]:
+    return {NOT_APPLICABLE: [dict(r) for r in plan.not_applicable]} if plan.not_applicable else {}
+
+
+def _identity_text(plan: Plan) -> str:
+    """``study.json``: the run's identity and the cells it skipped. The first spelling of the
+    overrides is kept (an equal run spelled differently rewrites nothing); the skipped cells are
+    this plan's."""
+    if not _same_identity(plan):
+        return json.dumps(_identity(plan), indent=2) + "\n"
+    path = plan.directory / STUDY_FILE
+    old = json.loads(path.read_text())
+    new = {**{k: v for k, v in old.items() if k != NOT_APPLICABLE}, **_not_applicable(plan)}
+    return path.read_text() if new == old else json.dumps(new, indent=2) + "\n"
+
+
+def read_not_applicable(plan_dir: Path) -> list[dict[str, str]]:
+    """The (workload, arm) cells a plan skipped, as recorded in its ``study.json`` (none for a plan
+    written before it recorded them)."""
+    try:
+        return list(json.loads((Path(plan_dir) / STUDY_FILE).read_text()).get(NOT_APPLICABLE) or [])
+    except (OSError, ValueError):
+        return []
 
 
 def _stale(plan: Plan, files: dict[Path, str]) -> list[Path]:

@@ -9,11 +9,12 @@ it affects: files whose content did not change are not touched.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdcs_bench.core.errors import SpecSnapError, one_line
+from sdcs_bench.core.errors import ArmNotApplicable, SpecSnapError, one_line, skipped_line
 from sdcs_bench.core.paths import conf_dir, project_root
 from sdcs_bench.pipeline.images import image_sources, sandbox_settings
 from sdcs_bench.pipeline.plan.compat import (
@@ -76,6 +77,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
               if t is not None]
     if memo.refused:  # every refused combination, in one message
         raise refusals(memo.refused)
+    if memo.inapplicable and not trials:  # every cell's arm lacks its file: nothing would run
+        raise none_applicable(memo.inapplicable)
     if backend == "docker":  # the images' build contexts and what they copy in: a change plans new images
         memo.sources.update(image_sources({s["docker"][k] for s in memo.sandboxes.values()
                                            for k in ("image", "score_image")}))
@@ -87,7 +90,8 @@ def make_plan(study: str, overrides: list[str] = (), results: Path = Path("resul
         trials = rerun_subset(trials, subset, study, list(overrides), Path(results))
     return Plan(study, run_dir / "plan", trials, run, tuple(overrides), tuple(sorted(memo.sources)), memo.records,
                 statistics=statistics_settings(cfg), prices=prices.to_dict(), budget=budget,
-                subset=subset.to_dict() if subset else None)
+                subset=subset.to_dict() if subset else None,
+                not_applicable=tuple(exc.record() for exc in memo.inapplicable.values()))
 
 
 def ensure_plan(study: str, overrides: list[str] | tuple[str, ...] = (), results: Path = Path("results"),
@@ -103,7 +107,10 @@ def ensure_plan(study: str, overrides: list[str] | tuple[str, ...] = (), results
         except StudyBusy:
             pass
         return None
-    return write_plan(make_plan(study, list(overrides), Path(results), name, subset=subset))
+    plan = make_plan(study, list(overrides), Path(results), name, subset=subset)
+    for record in plan.not_applicable:  # (Snakemake's start-up plans here: its user sees these on stderr)
+        print(f"specsnap: {skipped_line(record)}", file=sys.stderr)
+    return write_plan(plan)
 
 
 def _handoff_writer(cfg: dict[str, Any], grid: dict[str, list[str]], keys: bool) -> tuple[AgentConfig | None, str]:
@@ -163,6 +170,8 @@ class _Memo:
         self.workloads: dict[str, tuple[Any, dict[str, Any]]] = {}
         self.arms: dict[str, Arm] = {}
         self.arm_cfgs: dict[tuple[str, str], dict[str, Any]] = {}
+        # per (arm, workload) whose file the workload lacks: its cells are skipped (said once, in the plan)
+        self.inapplicable: dict[tuple[str, str], ArmNotApplicable] = {}
         self.variants: dict[str, dict[str, Any]] = {}
         self.schedules: dict[tuple[str, str, str], tuple[list[dict[str, str]], list[str], list[Any]]] = {}
         self.sandboxes: dict[tuple[str, str], dict[str, Any]] = {}  # docker's images follow the agent and the workload
@@ -191,14 +200,20 @@ class _Memo:
             self.sources.add(record["dir"])
         return self.workloads[wid]
 
-    def arm(self, name: str, workload: Any) -> dict[str, Any]:
+    def arm(self, name: str, workload: Any) -> dict[str, Any] | None:
+        """The arm's config for the workload; None where it places a file of the workload's own
+        directory that the workload lacks (kept in ``inapplicable``: that cell is skipped)."""
         if name not in self.arms:  # a missing arm file fails here, before any work
             entity = config.entity("arm", name)
             self.arms[name] = Arm.from_config(entity)
             self.sources.update(_arm_sources(entity))
-        if (name, workload.id) not in self.arm_cfgs:
-            self.arm_cfgs[name, workload.id] = self.arms[name].for_workload(workload.id, workload.root).to_config()
-        return self.arm_cfgs[name, workload.id]
+        key = (name, workload.id)
+        if key not in self.arm_cfgs and key not in self.inapplicable:
+            try:
+                self.arm_cfgs[key] = self.arms[name].for_workload(workload.id, workload.root).to_config()
+            except ArmNotApplicable as exc:
+                self.inapplicable[key] = exc
+        return self.arm_cfgs.get(key)
 
     def variant(self, name: str) -> VariantConfig:
         """The variant, typed (built once); a trial carries its mapping (``raw``)."""
@@ -259,9 +274,13 @@ def _check_cell(memo: _Memo, cell: Cell) -> int:
 
 def _trial(memo: _Memo, cell: Cell) -> dict[str, Any] | None:
     """The trial of one cell (checked by :func:`_check_cell`, folded by :func:`.grid.walk`); None
-    when its continuation mode is refused for its agents (kept in ``memo.refused``)."""
+    when its arm lacks a file of the workload's own (kept in ``memo.inapplicable``) or its continuation
+    mode is refused for its agents (kept in ``memo.refused``)."""
     wid, cont = cell.workload, cell.continuation
     workload, workload_record = memo.workload(wid)
+    arm = memo.arm(cell.arm, workload)
+    if arm is None:
+        return None
     variant_cfg = memo.variant(cell.variant)
     first = memo.agents[cell.agent]
     second = memo.agents[cell.successor] if cell.successor != SAME else None
@@ -308,7 +327,7 @@ def _trial(memo: _Memo, cell: Cell) -> dict[str, Any] | None:
         "study": memo.study,
         "run": memo.run,
         "workload": workload_record,
-        "arm": memo.arm(cell.arm, workload),
+        "arm": arm,
         "agent": memo.records[cell.agent],
         **({"successor": memo.records[cell.successor]} if second is not None else {}),
         **({"continuation": memo.continued[continued]} if not cont.is_reset else {}),
@@ -332,6 +351,17 @@ def refusals(refused: dict[tuple[str, str, str], str]) -> SpecSnapError:
              for (agent, successor, mode), why in refused.items()]
     return SpecSnapError(f"{len(refused)} combinations of agent, successor and continuation in this grid are refused "
                          "(drop them from the grid, or give them a mode they can do):\n" + "\n".join(lines))
+
+
+def none_applicable(inapplicable: dict[tuple[str, str], ArmNotApplicable]) -> SpecSnapError:
+    """A grid whose every cell's arm lacks its workload file: one's own error alone; several, a first
+    line and one line for each (arm, workload)."""
+    if len(inapplicable) == 1:
+        return next(iter(inapplicable.values()))
+    lines = [f"  {exc}" for exc in inapplicable.values()]
+    return SpecSnapError(f"no cell of this grid can run: each of its {len(inapplicable)} (arm, workload) pairs "
+                         "places a file of the workload's own directory that the workload does not have:\n"
+                         + "\n".join(lines))
 
 
 def trial_stages(workload, variant: VariantConfig | dict[str, Any], n_sessions: int,
