@@ -234,3 +234,82 @@ def test_a_test_module_is_cut_to_the_tests_the_fix_touched():
     assert "def thing" in cut and "def setup_method" in cut and "@pytest.mark.parametrize" in cut
     assert "def test_old" not in cut and "def test_other" not in cut and "TestUntouched" not in cut
     compile(cut, "cut.py", "exec")
+
+
+# -- import-tasks -------------------------------------------------------------------------------------
+def test_swe_bench_format_instances_become_one_workload_and_a_refused_one_says_why(tally, tmp_path):
+    """Four instances in SWE-bench's format against the history fixture, the source from a local
+    mirror: the two that fix a bug become one workload's two bugs (FAIL_TO_PASS hidden, the
+    PASS_TO_PASS that pass here its baseline) which validates; one whose test passes on the base
+    commit and one whose repository the mirror lacks are reported with their reasons."""
+    import json
+    import subprocess
+
+    clone, results, commits, upstream, _ = tally
+    mirror = tmp_path / "mirror"
+    subprocess.run(["git", "clone", "-q", "--bare", str(upstream), str(mirror / "acme__tally")], check=True)
+
+    def diff(a: str, b: str, where: str) -> str:
+        return subprocess.run(["git", "-C", str(upstream), "diff", commits[a], commits[b], "--", where],
+                              capture_output=True, text=True, check=True).stdout
+
+    core = ["tests/test_core.py::test_word_count", "tests/test_core.py::test_mean", "tests/test_core.py::test_clip",
+            "tests/test_core.py::test_percent"]
+    rows = [
+        {"instance_id": "acme__tally-12", "repo": "acme/tally", "base_commit": commits["pin"],
+         "patch": diff("pin", "tabs", "tally"), "test_patch": diff("pin", "tabs", "tests"),
+         "FAIL_TO_PASS": json.dumps(["tests/test_core.py::test_word_count_tabs"]),
+         "PASS_TO_PASS": json.dumps([*core, "tests/test_six.py::test_six_text"]),
+         "problem_statement": "word_count ignores tabs\n\nIt splits on spaces only.", "version": "0.1"},
+        {"instance_id": "acme__tally-15", "repo": "acme/tally", "base_commit": commits["pin"],
+         "patch": diff("tabs", "empty", "tally"), "test_patch": diff("tabs", "empty", "tests"),
+         "FAIL_TO_PASS": ["tests/test_mean.py::test_mean_of_nothing_raises"], "PASS_TO_PASS": core,
+         "problem_statement": "mean([]) returns 0 instead of raising"},
+        {"instance_id": "acme__tally-20", "repo": "acme/tally", "base_commit": commits["pin"],
+         "patch": diff("clip", "docs", "tally"), "test_patch": diff("clip", "docs", "tests"),
+         "FAIL_TO_PASS": ["tests/test_percent.py::test_percent_half"], "PASS_TO_PASS": core,
+         "problem_statement": "percent() is undocumented"},
+        {"instance_id": "acme__gone-1", "repo": "acme/gone", "base_commit": commits["pin"], "patch": "",
+         "test_patch": "", "FAIL_TO_PASS": ["tests/test_x.py::test_x"], "PASS_TO_PASS": [], "problem_statement": "x"},
+    ]
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = specsnap("--root", str(clone), "import-tasks", str(tasks), "--mirror", str(mirror), "--results",
+                    str(results), cwd=clone, env={"COLUMNS": "1000"})
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert "imported 2 of 4 instance(s) into 2 workload(s); 2 refused" in out, out
+    assert "imported acme__tally-12: 1 hidden test(s)\n" in out and "left out of its FAIL_TO_PASS" not in out
+    assert "refused acme__tally-20: the test passes on the pin, so it finds no bug" in out
+    assert "refused acme__gone-1: the repository could not be added here: --mirror" in out
+    name = f"tally_{commits['pin'][:7]}"
+    workload = clone / "real_repos" / name
+    bugs_listed = yaml.safe_load((workload / "bugs.yaml").read_text())
+    assert [(b["id"], b["tests"], b["upstream"]) for b in bugs_listed] == [
+        ("acme__tally-12", [f"tests/test_acme_tally_12_core.py::test_word_count_tabs"], "acme__tally-12"),
+        ("acme__tally-15", [f"tests/test_acme_tally_15_mean.py::test_mean_of_nothing_raises"], "acme__tally-15")]
+    assert bugs_listed[0]["behaviour"] == "word_count ignores tabs"
+    baseline = [t for t in (workload / "baseline_tests.txt").read_text().splitlines() if not t.startswith("#")]
+    assert sorted(baseline) == sorted([*core, "tests/test_six.py::test_six_text"])
+    meta = yaml.safe_load((workload / "workload.yaml").read_text())
+    assert meta["title"].startswith("acme/tally (commit ")
+    report = json.loads((results / "import" / "tasks.json").read_text())
+    validation = next(w for w in report["workloads"] if w["workload"] == name)["validation"]
+    assert validation["ok"], validation["failures"]
+    # a rerun keeps what was imported and tries the refused ones again
+    again = specsnap("--root", str(clone), "import-tasks", str(tasks), "--mirror", str(mirror), "--results",
+                     str(results), cwd=clone, env={"COLUMNS": "1000"})
+    assert again.returncode == 1 and "imported 2 of 4 instance(s)" in again.stdout, again.stdout
+    assert yaml.safe_load((workload / "bugs.yaml").read_text()) == bugs_listed
+
+
+def test_an_instance_file_with_a_missing_field_is_refused_before_any_work(tally, tmp_path):
+    import json
+
+    clone, results, _, _, _ = tally
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"instance_id": "x-1", "repo": "acme/x", "base_commit": "0" * 40, "patch": "",
+                               "test_patch": "", "FAIL_TO_PASS": "[\"t\"]", "problem_statement": "p"}) + "\n")
+    proc = specsnap("--root", str(clone), "import-tasks", str(bad), "--results", str(results), cwd=clone)
+    assert proc.returncode == 2 and "bad.jsonl:1 (x-1): missing PASS_TO_PASS" in proc.stderr, proc.stderr
+    assert proc.stderr.count("\n") == 1 and not (results / "import" / "bad.json").exists()

@@ -65,7 +65,10 @@ def add_repository_command(
                           backend=make_backend(backend), display=display,
                           say=lambda line: _console().print(line, markup=False))
     name = made["name"]
-    for line in (f"wrote {made['workload_dir']} and {made['registry']}: {made['baseline']} baseline tests, "
+    from sdcs_bench.core.paths import project_root
+
+    shown = [str(Path(p).relative_to(project_root())) for p in (made["workload_dir"], made["registry"])]
+    for line in (f"wrote {shown[0]}/ and {shown[1]}: {made['baseline']} baseline tests, "
                  f"{made['excluded']} left out with their reasons (baseline_excluded.yaml).",
                  f"Next: add each bug from its upstream fix (`specsnap add-bug {name} --fix-commit SHA`), or write its "
                  "entry in bugs.yaml, its hidden test under hidden/tests/ and its fix under fixes/ by hand; then "
@@ -104,6 +107,36 @@ def add_bug_command(
         f"{len(entry['tests'])} hidden test(s): {', '.join(entry['tests'])}")
     say(f"Next: edit its behaviour line in bugs.yaml (drafted from the commit message: {entry['behaviour']!r}), then "
         f"`specsnap validate-workload {wl.id}`")
+
+
+@commands.command("import-tasks")
+def import_tasks_command(
+    file: Annotated[Path, typer.Argument(help="SWE-bench-format instances, one JSON object per line")],
+    mirror: Annotated[Optional[Path], typer.Option("--mirror", help="a directory of clones (owner__name, owner/name or "
+                                                   "name), for offline use (default: each repo's GitHub URL)")] = None,
+    python: Annotated[str, typer.Option("--python", help="the repositories' Python, major.minor")] = "%d.%d" % sys.version_info[:2],
+    results: ResultsOpt = Path("results"),
+    backend: BackendOpt = "auto",
+) -> None:
+    """Import SWE-bench-format task instances: instances sharing a repository and base commit become one
+    real-repository workload, each instance a bug (FAIL_TO_PASS its hidden tests, PASS_TO_PASS the
+    baseline), checked and validated; one that cannot be built or validated here is reported with its
+    reason (docs/real_repos.md#swe-bench-format-tasks-import-tasks)."""
+    from sdcs_bench.pipeline.import_tasks import import_tasks
+    from sdcs_bench.sandbox import make_backend
+
+    say = lambda line: _console().print(line, markup=False)  # noqa: E731
+    report = import_tasks(file, mirror=mirror, python=python, results=results, backend=make_backend(backend), say=say)
+    imported = sum(len(w["imported"]) for w in report["workloads"])
+    refused = [r for w in report["workloads"] for r in w["refused"]]
+    invalid = [w["workload"] for w in report["workloads"] if not (w.get("validation") or {"ok": True})["ok"]]
+    say(f"imported {imported} of {report['instances']} instance(s) into {len(report['workloads'])} workload(s); "
+        f"{len(refused)} refused" + (f"; validation failed for {', '.join(invalid)}" if invalid else "")
+        + f" (report: {report['report']})")
+    for r in refused:
+        say(f"  refused {r['instance_id']}: {r['reason']}")
+    if refused or invalid:
+        raise typer.Exit(1)
 
 
 def _draft_repo(workload: str):

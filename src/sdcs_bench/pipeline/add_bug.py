@@ -107,8 +107,6 @@ def _is_test_module(rel: str) -> bool:
 
 def fix_from_commit(workload: Workload, gitdir: Path, sha: str) -> Fix:
     """The commit ``sha`` of the history, split (against its first parent)."""
-    from sdcs_bench.scoring.scorer import _glob
-
     if not _SHA.match(sha.lower()):
         raise SpecSnapError(f"--fix-commit {sha!r}: a commit id (hex digits)")
     full = _git(gitdir, "rev-parse", "--verify", "--quiet", f"{sha}^{{commit}}", check=False).strip()
@@ -120,8 +118,24 @@ def fix_from_commit(workload: Workload, gitdir: Path, sha: str) -> Fix:
     parent = parents[0]
     changes = [line.split("\t") for line in _git(gitdir, "diff", "--no-renames", "--name-status", parent, full).splitlines()
                if line.strip()]
+    source, tests, left_out = _classify(workload, [(c[0], c[-1]) for c in changes], f"commit {full[:12]}")
+    patch = _git(gitdir, "diff", "--no-renames", "--binary", parent, full, "--", *source)
+    if len(patch.encode()) > MAX_PATCH_BYTES:
+        raise SpecSnapError(f"commit {full[:12]}'s fix is {len(patch.encode()):,} bytes: more than one bug's")
+    texts = {rel: _git(gitdir, "show", f"{full}:{rel}") for rel in tests}
+    changed = {rel: plus_lines(_git(gitdir, "diff", "--no-renames", "-U0", parent, full, "--", rel)) for rel in tests}
+    message = _git(gitdir, "log", "-1", "--format=%B", full)
+    issue = _ISSUE.search(message)
+    return Fix(patch, source, texts, changed, left_out, message,
+               {"fix": full, **({"upstream": f"#{issue.group(1)}"} if issue else {})})
+
+
+def _classify(workload: Workload, changes: list[tuple[str, str]], what: str) -> tuple[list[str], list[str], list[str]]:
+    """A fix's changed files (status, path) as source, test modules and the rest; refusals said."""
+    from sdcs_bench.scoring.scorer import _glob
+
     source, tests, left_out = [], [], []
-    for status, rel in ((c[0], c[-1]) for c in changes):
+    for status, rel in changes:
         if is_test_path(workload, rel):
             if status.startswith("D"):
                 raise SpecSnapError(f"the fix deletes the test file {rel}: a bug's hidden tests are tests it adds or "
@@ -135,29 +149,63 @@ def fix_from_commit(workload: Workload, gitdir: Path, sha: str) -> Fix:
         else:
             left_out.append(rel)
     if not source:
-        raise SpecSnapError(f"commit {full[:12]} changes no source file the workload scores "
-                            f"({', '.join(workload.source_globs)}): there is no fix to hide")
+        raise SpecSnapError(f"{what} changes no source file the workload scores ({', '.join(workload.source_globs)}): "
+                            "there is no fix to hide")
     if not tests:
-        raise SpecSnapError(f"commit {full[:12]} adds or changes no test module: name the commit that adds the fix's "
-                            "tests, or write the hidden test by hand (docs/real_repos.md)")
-    patch = _git(gitdir, "diff", "--no-renames", "--binary", parent, full, "--", *source)
-    if len(patch.encode()) > MAX_PATCH_BYTES:
-        raise SpecSnapError(f"commit {full[:12]}'s fix is {len(patch.encode()):,} bytes: more than one bug's")
-    texts = {rel: _git(gitdir, "show", f"{full}:{rel}") for rel in tests}
-    changed = {rel: _added_lines(_git(gitdir, "diff", "--no-renames", "-U0", parent, full, "--", rel)) for rel in tests}
-    message = _git(gitdir, "log", "-1", "--format=%B", full)
-    issue = _ISSUE.search(message)
-    return Fix(patch, source, texts, changed, left_out, message,
-               {"fix": full, **({"upstream": f"#{issue.group(1)}"} if issue else {})})
+        raise SpecSnapError(f"{what} adds or changes no test module: name the commit that adds the fix's tests, or "
+                            "write the hidden test by hand (docs/real_repos.md)")
+    return source, tests, left_out
 
 
-def _added_lines(diff: str) -> set[int]:
-    """The new file's line numbers a zero-context diff adds or changes."""
+def split_patch(patch: str) -> list[tuple[str, str, str]]:
+    """A unified diff (git's form) as (status, path, its part of the diff), one per file."""
+    parts = re.split(r"(?m)^(?=diff --git )", patch)
+    out = []
+    for part in (p for p in parts if p.startswith("diff --git ")):
+        new = re.search(r"(?m)^\+\+\+ (?:b/)?(.+?)\s*$", part)
+        old = re.search(r"(?m)^--- (?:a/)?(.+?)\s*$", part)
+        header = re.match(r"diff --git a/(\S+) b/(\S+)", part)
+        path = (new.group(1) if new and new.group(1) != "/dev/null" else
+                old.group(1) if old and old.group(1) != "/dev/null" else header.group(2) if header else "")
+        status = "D" if re.search(r"(?m)^deleted file mode", part) else "A" if re.search(r"(?m)^new file mode", part) else "M"
+        out.append((status, path, part))
+    return out
+
+
+def plus_lines(diff: str) -> set[int]:
+    """The new file's line numbers a diff adds (with any context)."""
     lines: set[int] = set()
-    for m in re.finditer(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", diff, re.M):
-        start, count = int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1)
-        lines.update(range(start, start + count))
+    current = None
+    for line in diff.splitlines():
+        m = re.match(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@", line)
+        if m:
+            current = int(m.group(1))
+        elif current is not None and line.startswith("+") and not line.startswith("+++"):
+            lines.add(current)
+            current += 1
+        elif current is not None and line.startswith(" "):
+            current += 1
     return lines
+
+
+def fix_from_patches(workload: Workload, patch: str, test_patch: str, origin: dict[str, str], message: str) -> Fix:
+    """A fix given as its source patch and its test patch (a SWE-bench instance's ``patch`` and
+    ``test_patch``), both against the pin: the test modules' texts are the pin's with the test
+    patch applied."""
+    parts = split_patch(patch) + split_patch(test_patch)
+    source, tests, left_out = _classify(workload, [(st, rel) for st, rel, _ in parts], "the instance")
+    by_path = {rel: part for _, rel, part in parts}
+    with tempfile.TemporaryDirectory(prefix="specsnap-test-patch-") as tmp:
+        tree = Path(tmp) / "tree"
+        shutil.copytree(workload.baseline_dir, tree, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
+        test_diff = Path(tmp) / "tests.patch"
+        test_diff.write_text("".join(by_path[rel] for rel in tests))
+        proc = subprocess.run(["git", "apply", str(test_diff)], cwd=tree, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SpecSnapError(f"the test patch does not apply to the pinned source: {' '.join(proc.stderr.split())[:300]}")
+        texts = {rel: (tree / rel).read_text() for rel in tests}
+    return Fix("".join(by_path[rel] for rel in source), source, texts, {rel: plus_lines(by_path[rel]) for rel in tests},
+               left_out, message, origin)
 
 
 # -- the hidden test file ----------------------------------------------------------------------------
@@ -218,7 +266,8 @@ def add_bug(workload: Workload, fix: Fix, *, backend: Backend, bug_id: str | Non
             behaviour: str | None = None, wanted: list[str] | None = None,
             say: Callable[[str], None] = print) -> dict[str, Any]:
     """Check ``fix`` as a bug of ``workload`` (its source fetched and environment built) and write
-    it (module docstring). ``wanted``: the hidden tests asked for (``file::name`` of the fix's test
+    it (module docstring); its bugs.yaml entry, and ``upstream_tests``: each hidden test's id in the
+    fix's own test module. ``wanted``: the hidden tests asked for (``file::name`` of the fix's test
     modules, e.g. an instance's FAIL_TO_PASS); the others found are not kept."""
     from sdcs_bench.pipeline.add_repo import run_suite
     from sdcs_bench.pipeline.validate import _apply_problem
@@ -240,7 +289,8 @@ def add_bug(workload: Workload, fix: Fix, *, backend: Backend, bug_id: str | Non
         hidden[target] = f"# {workload.canary}\n{cut}"
         candidates.update({f"{target}::{n}": f"{rel}::{n}" for n in names})
     if wanted is not None:
-        candidates = {nid: up for nid, up in candidates.items() if up in wanted or up.partition("[")[0] in wanted}
+        asked = {w.partition("[")[0] for w in wanted}
+        candidates = {nid: up for nid, up in candidates.items() if up.partition("[")[0] in asked}
     if not candidates:
         raise SpecSnapError("the fix adds or changes no test function" + (" of those asked for" if wanted else "")
                             + ": there is no hidden test to keep")
@@ -276,7 +326,11 @@ def add_bug(workload: Workload, fix: Fix, *, backend: Backend, bug_id: str | Non
         _check_scored(load_draft_repository(staged).with_source(workload.baseline_dir, workload.environment_dir),
                       entry, backend)
     _write_bug(workload.root, workload, entry, fix.patch, hidden)
-    return entry
+    upstream = []  # (what each hidden test was upstream: what an instance's FAIL_TO_PASS names)
+    for nid in tests:
+        base, sep, params = nid.partition("[")
+        upstream.append(candidates[base] + sep + params)
+    return {**entry, "upstream_tests": upstream}
 
 
 def _copy_with(source: Path, dest: Path, files: dict[str, str], tests_dir: str) -> Path:

@@ -324,7 +324,8 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
         raise SpecSnapError(f"no test of the repository's suite passes in the tree scoring uses (only the source files, "
                             f"{', '.join(_globs(layout))}, and {layout['tests']}/ are copied there){_first_error(others)}")
     say(f"suite: {len(passed)} passed, {len(others)} left out of the baseline (each with its reason"
-        + (f"; {len(lost)} need a file outside the tree scoring uses" if lost else "") + ")")
+        + (f"; {len(lost)} need{'s' if len(lost) == 1 else ''} a file outside the tree scoring uses" if lost else "")
+        + ")")
     for existing in (workload_dir, registry):  # (checked again: the name may have been made from the source)
         if existing.exists():
             raise SpecSnapError(f"{existing} already exists: choose another name, or remove it first")

@@ -19,8 +19,13 @@ def _first_line(report) -> str:
     if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
         text = str(report.longrepr[2])
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    error = next((ln for ln in reversed(lines) if ln.startswith("E ")), None)
-    return (error or (lines[-1] if lines else ""))[:300]
+    # the first line of the last block of E lines: the final error, not its "+ where" details
+    last = max((i for i, ln in enumerate(lines) if ln.startswith("E ")), default=None)
+    if last is not None:
+        while last and lines[last - 1].startswith("E "):
+            last -= 1
+        return " ".join(lines[last].split())[:300]
+    return (lines[-1] if lines else "")[:300]
 
 
 def pytest_runtest_logreport(report) -> None:
