@@ -137,3 +137,16 @@ def test_the_writer_and_source_are_carried_by_the_trial_file_only_where_they_are
     for mode in ("summary", "notes"):
         assert named[mode]["writer"]["name"] == "replay_codex_continue" and named[mode]["source"] == "conversation"
     assert "writer" not in named["trace"] and "source" not in named["trace"]
+
+
+def test_the_estimate_counts_each_handoff_call_for_its_writer(tmp_path):
+    from sdcs_bench.pipeline.estimate import estimate
+
+    base = ["workload=[tier_2]", "arm=[Vanilla]", "agent=[replay_claude_code_continue,ref_amnesiac]",
+            "continuation=[notes]"]
+    own = {e.agent: e.handoff_calls for e in estimate("continuity", base, results=tmp_path)[0]}
+    assert own == {"replay_claude_code_continue": 1, "ref_amnesiac": 1}
+    named = {e.agent: e.handoff_calls
+             for e in estimate("continuity", [*base, "handoff.writer=replay_codex_continue"], results=tmp_path)[0]}
+    # the named writer writes the replay agent's handoff; a reference policy always writes its own
+    assert named == {"replay_claude_code_continue": 0, "ref_amnesiac": 1, "replay_codex_continue": 1}

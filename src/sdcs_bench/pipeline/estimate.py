@@ -223,10 +223,14 @@ def estimate(study: str, overrides: list[str] | None = None, pilot_dir: Path | N
             est.cost_usd = add(est.cost_usd, None if cost is None else share * cost)
             est.cost_low_usd = add(est.cost_low_usd, None if low is None else share * low)
             est.cost_high_usd = add(est.cost_high_usd, None if high is None else share * high)
-        summaries = sum(1 for s in trial["stages"] if s.startswith("handoff_")) \
-            if (trial.get("continuation") or {}).get("mode") in WRITTEN_MODES else 0
-        if summaries:
-            by_agent[trial["agent"]["name"]].handoff_calls += summaries
+        block = trial.get("continuation") or {}
+        if block.get("mode") in WRITTEN_MODES:  # each handoff's writer: the run's handoff.writer, or the model
+            for stage in (s for s in trial["stages"] if s.startswith("handoff_")):  # of the session handed over
+                k = int(stage.rpartition("_")[2])
+                handed = AgentConfig.of(trial["successor"] if k > 2 and trial.get("successor") else trial["agent"])
+                writer = AgentConfig.of(block["writer"]) if block.get("writer") and not handed.reference else handed
+                by_agent.setdefault(writer.name, AgentEstimate(writer.name, str(writer.model), writer.kind)) \
+                    .handoff_calls += 1
     return list(by_agent.values()), prices
 
 
@@ -257,7 +261,7 @@ def lines(estimates: list[AgentEstimate], study: str) -> list[str]:
     low: float | None = 0.0
     high: float | None = 0.0
     for est in estimates:
-        handoffs = f"; {est.handoff_calls} summary handoff call(s), not estimated" if est.handoff_calls else ""
+        handoffs = f"; {est.handoff_calls} summary or notes handoff call(s), not estimated" if est.handoff_calls else ""
         if not est.pays:
             label = "reference policy" if est.kind == REFERENCE_KIND else f"replay of {est.model}, scripted"
             out.append(f"  {est.agent} ({label}): {est.trials} trials, {est.sessions} sessions, "
