@@ -150,3 +150,22 @@ def test_the_estimate_counts_each_handoff_call_for_its_writer(tmp_path):
              for e in estimate("continuity", [*base, "handoff.writer=replay_codex_continue"], results=tmp_path)[0]}
     # the named writer writes the replay agent's handoff; a reference policy always writes its own
     assert named == {"replay_claude_code_continue": 0, "ref_amnesiac": 1, "replay_codex_continue": 1}
+
+
+def test_notes_from_a_replay_script_that_scripts_only_a_summary_are_refused_before_any_work(tmp_path):
+    """A replay writer whose handoff entries would answer the notes call with its summary: one line
+    at plan time, not a run of invalid notes."""
+    import yaml
+
+    from sdcs_bench.pipeline.plan.compat import check_continuation
+    from sdcs_bench.trial import config
+    from sdcs_bench.trial.components import AgentConfig
+    from sdcs_bench.trial.continuation import Continuation
+
+    cfg = config.entity("agent", "replay_codex_continue")
+    script = yaml.safe_load((config.conf_dir().parent / cfg["replay_script"]).read_text())
+    script["sessions"]["handoff_2"] = [e for e in script["sessions"]["handoff_2"] if "match" not in e]
+    agent = AgentConfig.of({**cfg, "replay_script_data": script})
+    with pytest.raises(SpecSnapError, match="continuation notes needs its handoff_2 call answered in the notes schema"):
+        check_continuation(Continuation.parse("notes"), agent, None)
+    check_continuation(Continuation.parse("summary"), agent, None)  # (the summary is scripted)

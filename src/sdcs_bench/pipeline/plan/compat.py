@@ -17,6 +17,7 @@ from sdcs_bench.core.paths import project_root
 from sdcs_bench.trial import config
 from sdcs_bench.trial.components import AgentConfig, VariantConfig
 from sdcs_bench.trial.continuation import Continuation
+from sdcs_bench.trial.notes import VERSION as NOTES_VERSION
 from sdcs_bench.trial.workload_model import CleaveRule
 
 CAPABILITIES = "capabilities"  # the agent config's block; a trial does not carry it (see trial_agent)
@@ -133,11 +134,17 @@ def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
                 continue  # (a reference policy's own summariser writes it)
             who = writer or handed
             sessions = (who.replay_script_data or {}).get("sessions") or {}
+            role = "the run's handoff.writer" if writer is not None else "agent"
             if who.proxy == "replay" and f"handoff_{k}" not in sessions and "*" not in sessions:
-                role = "the run's handoff.writer" if writer is not None else "agent"
                 raise SpecSnapError(f"continuation {cont.mode} needs the model call of handoff_{k}, which the replay "
                                     f"script of {role} {who.name!r} ({who.replay_script}) does not script: add "
                                     f"entries under sessions: handoff_{k}")
+            entries = sessions.get(f"handoff_{k}", sessions.get("*")) or []
+            if who.proxy == "replay" and cont.mode == "notes" and not any(_writes_notes(e) for e in entries):
+                raise SpecSnapError(f"continuation notes needs its handoff_{k} call answered in the notes schema, which "
+                                    f"the replay script of {role} {who.name!r} ({who.replay_script}) does not script "
+                                    f"(its summary would be taken for the notes): add an entry under sessions: "
+                                    f"handoff_{k} with match: {NOTES_VERSION!r}")
     if cont.mode == "compact":
         who = second if second is not None else first  # (the agent of sessions 2 onwards, whose harness compacts)
         marker = make_harness(who).compaction_request
@@ -154,6 +161,17 @@ def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
         raise SpecSnapError(f"continuation {cont} resumes the first agent's own conversation, which "
                             f"{second.name!r} (harness {second.harness}) cannot: hand off with trace:<budget> "
                             "or summary")
+
+
+def _writes_notes(entry: Any) -> bool:
+    """Whether a replay script's handoff entry is meant for the notes call: it is served only to
+    the notes prompt (its ``match`` names the schema), or its answer is notes."""
+    if not isinstance(entry, dict):
+        return False
+    match = entry.get("match")
+    text = str(entry.get("text", ""))
+    return (isinstance(match, str) and "specsnap-notes" in match) or (text.lstrip().startswith("{")
+                                                                      and NOTES_VERSION in text)
 
 
 def _answers(entry: Any, marker: str) -> bool:
