@@ -130,9 +130,10 @@ def _handoff_writer(cfg: dict[str, Any], grid: dict[str, list[str]], keys: bool)
 
 
 def _is_reference(name: str) -> bool:
+    """Whether an agent's own file declares it a reference policy (read alone: this only names choices)."""
     try:
-        return bool(config.entity("agent", name).get("reference"))
-    except SpecSnapError:
+        return bool((config.read_yaml(conf_dir() / "agent" / f"{name}.yaml") or {}).get("reference"))
+    except (SpecSnapError, OSError, AttributeError):
         return True  # (a broken agent file is said where it is used)
 
 
