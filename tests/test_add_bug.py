@@ -313,3 +313,19 @@ def test_an_instance_file_with_a_missing_field_is_refused_before_any_work(tally,
     proc = specsnap("--root", str(clone), "import-tasks", str(bad), "--results", str(results), cwd=clone)
     assert proc.returncode == 2 and "bad.jsonl:1 (x-1): missing PASS_TO_PASS" in proc.stderr, proc.stderr
     assert proc.stderr.count("\n") == 1 and not (results / "import" / "bad.json").exists()
+
+
+@pytest.mark.parametrize(("url", "repo"), [("https://github.com/pallets/click.git", "pallets/click"),
+                                           ("git@github.com:PyCQA/isort.git", "PyCQA/isort"),
+                                           ("file:///srv/mirror/repo", None), ("", None)])
+def test_a_fix_s_source_names_the_hosted_repository_its_history_came_from(tmp_path, url, repo):
+    """A history cloned from a hosted repository states the bug's source as owner/name#issue and
+    owner/name@commit; a local one (a mirror by path) as the bare issue and the full commit."""
+    import subprocess
+
+    from sdcs_bench.pipeline.add_bug import _remote_repo
+
+    subprocess.run(["git", "init", "-q", "--bare", str(tmp_path / "h")], check=True)
+    if url:
+        subprocess.run(["git", "--git-dir", str(tmp_path / "h"), "config", "remote.origin.url", url], check=True)
+    assert _remote_repo(tmp_path / "h") == repo

@@ -126,8 +126,18 @@ def fix_from_commit(workload: Workload, gitdir: Path, sha: str) -> Fix:
     changed = {rel: plus_lines(_git(gitdir, "diff", "--no-renames", "-U0", parent, full, "--", rel)) for rel in tests}
     message = _git(gitdir, "log", "-1", "--format=%B", full)
     issue = _ISSUE.search(message)
+    repo = _remote_repo(gitdir)  # owner/name where the history says it (its origin), so the source can be looked up
     return Fix(patch, source, texts, changed, left_out, message,
-               {"fix": full, **({"upstream": f"#{issue.group(1)}"} if issue else {})})
+               {"fix": f"{repo}@{full[:12]}" if repo else full,
+                **({"upstream": f"{repo or ''}#{issue.group(1)}"} if issue else {})})
+
+
+def _remote_repo(gitdir: Path) -> str | None:
+    """owner/name of the history's origin (a clone of a hosted repository), else None."""
+    url = _git(gitdir, "config", "--get", "remote.origin.url", check=False).strip()
+    m = re.search(r"[:/]([A-Za-z0-9][A-Za-z0-9._-]*)/([A-Za-z0-9][A-Za-z0-9._-]*?)(?:\.git)?/?$", url)
+    hosted = url.startswith(("https://", "http://", "ssh://", "git://")) or re.match(r"^[\w.-]+@[\w.-]+:", url)
+    return f"{m.group(1)}/{m.group(2)}" if m and hosted else None
 
 
 def _classify(workload: Workload, changes: list[tuple[str, str]], what: str) -> tuple[list[str], list[str], list[str]]:
