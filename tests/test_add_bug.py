@@ -94,13 +94,17 @@ def test_test_dependencies_come_from_where_projects_keep_them(tmp_path):
     (tmp_path / "tox.ini").write_text("[testenv]\ndeps =\n    pytest-mock\n    -rtests/requirements.txt\n    {posargs}\n")
     (tmp_path / "noxfile.py").write_text('import nox\n\n@nox.session\ndef tests(session):\n'
                                          '    session.install("pytest-xdist", ".")\n')
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nimport os\nsetup(name='thing', "
+                                       "extras_require={'testing': ['pyyaml'], 'docs': ['mkdocs']}, "
+                                       "version=os.environ['NEVER_RUN'])\n")
     found, where = test_dependencies(tmp_path, "tests")
-    assert found == ["attrs", "hypothesis>=6", "freezegun", "pytest-mock", "pytest-xdist"]
-    assert where == ["tests/requirements.txt", "pyproject.toml test extras [test]", "tox.ini [testenv] deps",
-                     "noxfile.py session.install"]
+    assert found == ["attrs", "hypothesis>=6", "freezegun", "pyyaml", "pytest-mock", "pytest-xdist"]
+    assert where == ["tests/requirements.txt", "pyproject.toml test extras [test]", "setup.py extras_require [testing]",
+                     "tox.ini [testenv] deps", "noxfile.py session.install"]
     # --test-dep adds, and a pin of one already there replaces it
     assert merge_requirements(["pytest"], found, ["pytest==7.4.4", "python-dateutil"]) == \
-        ["pytest==7.4.4", "attrs", "hypothesis>=6", "freezegun", "pytest-mock", "pytest-xdist", "python-dateutil"]
+        ["pytest==7.4.4", "attrs", "hypothesis>=6", "freezegun", "pyyaml", "pytest-mock", "pytest-xdist",
+         "python-dateutil"]
 
 
 def test_a_suite_that_cannot_collect_says_its_first_collection_error(tmp_path):

@@ -130,7 +130,8 @@ def test_dependencies(tree: Path, tests: str) -> tuple[list[str], list[str]]:
     """The requirements the project keeps for its tests, and where each group was found: the
     requirements files under its test directory and at the top (``requirements-test*.txt``,
     ``test-requirements.txt``, ``requirements/test*.txt``), the test extras and dependency groups
-    of ``pyproject.toml`` and ``setup.cfg``, tox's ``[testenv] deps`` and nox's
+    of ``pyproject.toml``, ``setup.cfg`` and ``setup.py`` (a literal, never run), tox's
+    ``[testenv] deps`` and nox's
     ``session.install(...)``. Editable installs, options and the project itself are left out."""
     found: dict[str, list[str]] = {}
     files = sorted({*(tree / tests).glob("requirements*.txt"), *tree.glob("requirements-test*.txt"),
@@ -154,6 +155,9 @@ def test_dependencies(tree: Path, tests: str) -> tuple[list[str], list[str]]:
                     found[f"setup.cfg extras [{key}]"] = value.splitlines()
         except configparser.Error:
             pass
+    for key, reqs in _setup_py_extras(tree / "setup.py").items():
+        if key in TEST_KEYS:
+            found[f"setup.py extras_require [{key}]"] = reqs
     if (tree / "tox.ini").is_file():
         parser = configparser.ConfigParser(interpolation=None)
         try:
@@ -178,6 +182,27 @@ def test_dependencies(tree: Path, tests: str) -> tuple[list[str], list[str]]:
                 continue
             out.append(req)
     return list(dict.fromkeys(out)), [where for where, reqs in found.items() if reqs]
+
+
+def _setup_py_extras(path: Path) -> dict[str, list[str]]:
+    """``extras_require`` of a ``setup.py``'s ``setup(...)`` call, where it is written as a literal
+    (read from the syntax tree: the file is never run)."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_text(errors="replace")[:500_000]) if path.is_file() else None
+    except (SyntaxError, ValueError):
+        return {}
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Call) and any(k.arg == "extras_require" for k in node.keywords):
+            value = next(k.value for k in node.keywords if k.arg == "extras_require")
+            try:
+                extras = ast.literal_eval(value)
+            except ValueError:
+                return {}
+            return {str(k): [str(r) for r in v] for k, v in extras.items() if isinstance(v, (list, tuple))} \
+                if isinstance(extras, dict) else {}
+    return {}
 
 
 def _requirements_file(tree: Path, path: Path, depth: int) -> list[str]:
