@@ -9,7 +9,7 @@ from conftest import specsnap
 
 from sdcs_bench.trial.workload import _parse_workload, split_requirements
 from sdcs_bench.trial.workload_model import NEUTRAL_PROMPT
-from sdcs_bench.trial.workload_registry import registered_workloads
+from sdcs_bench.trial.workload_registry import registered_workloads, workload_dir
 
 
 def test_tier2_shape(tier2):
@@ -38,7 +38,11 @@ def test_split_requirements_stops_at_the_next_heading():
     assert split_requirements(text) == {"R-A-1": "### R-A-1 — one\nalpha", "R-A-2": "### R-A-2 — two\nbeta"}
 
 
-SLOW_TO_VALIDATE = {"tier_3", "tier_4", "isort"}
+# The real-repository corpus beyond click and isort (docs/real_repos.md#the-corpus): each validates
+# in one to two minutes on 2 cores (every fix alone against the whole suite), so in the slow run;
+# the default run checks their data (tests/test_real_bugs.py).
+CORPUS = {w for w in registered_workloads() if (workload_dir(w) / "bugs.yaml").is_file()} - {"click", "isort"}
+SLOW_TO_VALIDATE = {"tier_3", "tier_4", "isort", *CORPUS}
 
 
 # tier_3 and tier_4 (24 and 36 requirements, each with its summary and, in tier 4, superseded

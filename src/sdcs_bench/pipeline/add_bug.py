@@ -407,7 +407,12 @@ def _check_scored(draft: Workload, entry: dict[str, Any], backend: Backend) -> N
     with tempfile.TemporaryDirectory(prefix="specsnap-add-bug-scored-") as tmp:
         for name, patches, want in (("pin", [], False), ("fix", [bug.gold], True)):
             tree = _tree(draft, Path(tmp), name, patches)
-            passed = evaluate_tree(draft, tree, backend)["passed"]
+            result = evaluate_tree(draft, tree, backend)
+            if result["tampered"]:
+                raise SpecSnapError(f"in the tree scoring uses, {'with the fix' if want else 'on the pin'}, a test's twin "
+                                    f"disagrees with it ({result['tamper_evidence'][0]}): a test that leaves state "
+                                    "behind gives another verdict when run twice; leave it out of the baseline")
+            passed = result["passed"]
             wrong = [t for t in bug.tests if passed[t] != want]
             if wrong:
                 raise SpecSnapError(f"in the tree scoring uses, {wrong[0]} {'fails with the fix' if want else 'passes on the pin'}"

@@ -337,14 +337,23 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
         raise SpecSnapError(f"no test of the repository's suite passed on the pin ({len(others)} did not)"
                             f"{_first_error(others)}: check the environment (--test-dep) and the Python version")
     workload_dir, registry = project_root() / "real_repos" / name, conf_dir() / "workload" / f"{name}.yaml"
+    # (an id holding an address is written up to it: a prefix pytest's --deselect and validation match)
+    unstable = {t[:_ADDRESS.search(t).start()]: {"outcome": "unstable id", "why": ""} for t in passed
+                if _ADDRESS.search(t)}
+    passed = [t for t in passed if not _ADDRESS.search(t)]
+    others = sorted([*others, *unstable.items()])
     say(f"running them again in the tree scoring uses (only {', '.join(_globs(layout))} and {layout['tests']}/)")
+    lost: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="specsnap-staging-") as staging:
         draft = Path(staging) / name
-        _write_skeleton(draft, Path(staging) / "registry.yaml", name, pin, spec, layout, passed, others)
-        lost = _fail_when_scored(load_draft_repository(draft).with_source(tree, env_dir), tree, backend)
-    if lost:
-        passed = [t for t in passed if t not in lost]
-        others = sorted([*others, *lost.items()])
+        for twinned in (False, True, True, True):  # as scored; then with every test twinned (until none differs)
+            _write_skeleton(draft, Path(staging) / "registry.yaml", name, pin, spec, layout, passed, others)
+            found = _fail_when_scored(load_draft_repository(draft).with_source(tree, env_dir), tree, backend, twinned)
+            lost.update(found)
+            passed = [t for t in passed if t not in found]
+            others = sorted([*others, *found.items()])
+            if twinned and not found:
+                break
     if not passed:
         raise SpecSnapError(f"no test of the repository's suite passes in the tree scoring uses (only the source files, "
                             f"{', '.join(_globs(layout))}, and {layout['tests']}/ are copied there){_first_error(others)}")
@@ -386,17 +395,37 @@ SCORED_TREE = ("passes on the whole source and fails in the tree scoring uses (o
                "are copied there: a test that reads another file of the repository cannot pass)")
 
 
-def _fail_when_scored(workload: Workload, tree: Path, backend: Backend) -> dict[str, dict[str, str]]:
+TWICE = ("gives another verdict when run a second time (scoring runs an identical twin of each test: this one leaves "
+         "state behind, or depends on the order tests run in)")
+UNSTABLE_ID = ("its id is not the same from one run to the next (it holds a memory address): listed up to the address, "
+               "which selects it by prefix")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def _fail_when_scored(workload: Workload, tree: Path, backend: Backend, twinned: bool) -> dict[str, dict[str, str]]:
     """The baseline tests that fail when the pin is scored as an agent's tree is (the scorer itself,
-    on the draft workload): each with its reason and, where the run says it, its first error line."""
+    on the draft workload), each with its reason and, where the run says it, its first error line.
+    ``twinned``: every test run with its twins (an identical one, and a changed one where it can
+    carry one), as scoring may: a test whose verdict changes when run a second time shows now, not
+    as a tampered run of an agent's later."""
     from sdcs_bench.scoring.junit import HIDDEN_PREFIX
     from sdcs_bench.scoring.scorer import evaluate_tree, first_errors
+    from sdcs_bench.scoring.sentinels import SentinelSettings
 
-    result = evaluate_tree(workload, tree, backend)
-    if result["tampered"] or not result["run"]["report_trusted"]:
-        raise SpecSnapError("the repository's suite could not be run as scoring runs it: "
-                            f"{(result['tamper_evidence'] or ['its report could not be trusted'])[0]}")
+    shares = (1.0, 1.0, 1) if twinned else (0.0, 0.0, 0)
+    result = evaluate_tree(workload, tree, backend, sentinels=SentinelSettings(*shares))
     first = first_errors(result["run"]["output"])
+    if not result["run"]["report_trusted"] and not result["tampered"]:
+        said = next(iter(first.values()), "") or " | ".join(result["run"]["output"].strip().splitlines()[-3:])
+        raise SpecSnapError("the repository's suite could not be run as scoring runs it (only the source files and the "
+                            f"tests are copied there): {unplaced(said, {}).replace(f'{HIDDEN_PREFIX}/', '')[:300]}")
+    if twinned:  # (every test here passed when run once: a failure or a disagreeing twin is the second run's)
+        evidence = result["tamper_evidence"]
+        twice = {t: {"outcome": "twin differs", "why": ""} for t in workload.baseline_tests
+                 if (not result["tampered"] and not result["passed"][t]) or any(t in line for line in evidence)}
+        if result["tampered"] and not twice:
+            raise SpecSnapError(f"the repository's suite could not be run as scoring runs it: {evidence[0]}")
+        return twice
     lost = {}
     for test in (t for t, ok in result["passed"].items() if not ok):
         why = first.get(f"{HIDDEN_PREFIX}/{test.partition('::')[0]}", "")
@@ -443,7 +472,8 @@ def _write_skeleton(workload_dir: Path, registry: Path, name: str, pin: SourcePi
     }
     excluded: dict[str, list[str]] = {}
     for test, outcome in others:
-        said = SCORED_TREE if outcome["outcome"] == "failed in the scored tree" else f"{outcome['outcome']} on the pinned source"
+        said = {"failed in the scored tree": SCORED_TREE, "twin differs": TWICE, "unstable id": UNSTABLE_ID}.get(
+            outcome["outcome"], f"{outcome['outcome']} on the pinned source")
         reason = said + (f": {outcome['why']}" if outcome["why"] else "")
         excluded.setdefault(reason, []).append(test)
     files = {
