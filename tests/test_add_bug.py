@@ -339,3 +339,17 @@ def test_a_fix_s_source_names_the_hosted_repository_its_history_came_from(tmp_pa
     if url:
         subprocess.run(["git", "--git-dir", str(tmp_path / "h"), "config", "remote.origin.url", url], check=True)
     assert _remote_repo(tmp_path / "h") == repo
+
+
+def test_an_sdist_s_metadata_beside_its_code_is_scored_with_it(tmp_path):
+    """A package that reads its own version (importlib.metadata) needs the sdist's *.egg-info in the
+    tree scoring copies, as the sandbox has it (humanize 4.2.0 fails to import without it)."""
+    from sdcs_bench.pipeline.add_repo import _globs, _layout
+
+    (tmp_path / "src" / "thing").mkdir(parents=True)
+    (tmp_path / "src" / "thing" / "__init__.py").write_text("")
+    (tmp_path / "src" / "thing.egg-info").mkdir()
+    (tmp_path / "tests").mkdir()
+    layout = _layout(tmp_path)
+    assert layout["metadata"] == ["thing.egg-info"]
+    assert _globs(layout) == ["src/**/*.py", "src/thing.egg-info/*"]

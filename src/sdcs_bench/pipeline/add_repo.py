@@ -84,7 +84,10 @@ def _layout(tree: Path) -> dict[str, Any]:
         packages = sorted(p.name for p in base.iterdir() if p.is_dir() and (p / "__init__.py").is_file()
                           and p.name not in NOT_PACKAGES and p.name.isidentifier()) if base.is_dir() else []
         if packages:
-            return {"import_root": root, "packages": packages, "tests": tests}
+            # the distribution's metadata beside the code (an sdist's *.egg-info): a package that reads its
+            # own version (importlib.metadata) needs it in the tree scoring copies, as it is in the sandbox
+            metadata = sorted(p.name for p in base.glob("*.egg-info") if p.is_dir())
+            return {"import_root": root, "packages": packages, "tests": tests, "metadata": metadata}
     raise SpecSnapError("no package (a directory with __init__.py) found at the top of the source or under src/")
 
 
@@ -388,7 +391,8 @@ def _first_error(others: list[tuple[str, dict[str, str]]]) -> str:
 
 def _globs(layout: dict[str, Any]) -> list[str]:
     src = layout["import_root"]
-    return [f"{src}/**/*.py"] if src != "." else [f"{p}/**/*.py" for p in layout["packages"]]
+    code = [f"{src}/**/*.py"] if src != "." else [f"{p}/**/*.py" for p in layout["packages"]]
+    return code + [f"{m}/*" if src == "." else f"{src}/{m}/*" for m in layout.get("metadata", [])]
 
 
 SCORED_TREE = ("passes on the whole source and fails in the tree scoring uses (only the source files and the tests "
