@@ -353,3 +353,12 @@ def test_an_sdist_s_metadata_beside_its_code_is_scored_with_it(tmp_path):
     layout = _layout(tmp_path)
     assert layout["metadata"] == ["thing.egg-info"]
     assert _globs(layout) == ["src/**/*.py", "src/thing.egg-info/*"]
+
+
+def test_a_package_named_as_the_test_runner_s_own_module_is_refused_before_any_work():
+    from sdcs_bench.core.errors import SpecSnapError
+    from sdcs_bench.pipeline.add_repo import _check_no_shadow
+
+    with pytest.raises(SpecSnapError, match="package packaging sits at the top of the repository under the name"):
+        _check_no_shadow({"import_root": ".", "packages": ["packaging"]})
+    _check_no_shadow({"import_root": "src", "packages": ["packaging"]})  # a src layout is scored

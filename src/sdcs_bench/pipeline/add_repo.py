@@ -319,6 +319,7 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
     _check_name(name)
     pin = replace(pin, name=display) if pin.kind == "git" else pin
     layout = _layout(tree)
+    _check_no_shadow(layout)
     say(f"{display} as workload {name}: packages {', '.join(layout['packages'])} under {layout['import_root']}, "
         f"tests in {layout['tests']}/")
     kept, where = test_dependencies(tree, layout["tests"])
@@ -369,6 +370,19 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
     _write_skeleton(workload_dir, registry, name, pin, spec, layout, passed, others)
     return {"workload_dir": workload_dir, "registry": registry, "baseline": len(passed), "excluded": len(others),
             "environment_dir": env_dir, "source_dir": source_dir, "name": name, "display": display}
+
+
+def _check_no_shadow(layout: dict[str, Any]) -> None:
+    """A package at the top of the tree named as a standard or test-runner module is never copied
+    to the scored tree (it would shadow what runs the tests): refused before any work."""
+    from sdcs_bench.scoring.scorer import SHADOW_NAMES
+
+    if layout["import_root"] == ".":
+        shadowing = [p for p in layout["packages"] if p in SHADOW_NAMES]
+        if shadowing:
+            raise SpecSnapError(f"package {shadowing[0]} sits at the top of the repository under the name of a module the "
+                                "test runner needs (the standard library's, or pytest's and its dependencies'), so "
+                                "scoring cannot copy it; pin a release with a src layout")
 
 
 def _check_name(name: str) -> None:
