@@ -167,7 +167,10 @@ def test_a_fix_commit_becomes_a_bug_with_its_fix_and_only_its_own_tests(tally, b
     assert patch.startswith(f"# {canary}\ndiff --git a/tally/core.py b/tally/core.py") and "tests/" not in patch
     # a new test module, with the helper its test needs
     assert empty["tests"] == ["tests/test_tally_2_mean.py::test_mean_of_nothing_raises"] and "upstream" in empty
-    assert "def _nothing" in (workload / "hidden" / "tests" / "test_tally_2_mean.py").read_text()
+    mean = (workload / "hidden" / "tests" / "test_tally_2_mean.py").read_text()
+    assert "def _nothing" in mean and "def test_mean_of_one" not in mean  # (it passes on the pin: no bug, not kept)
+    assert "left out (they pass on the pin, so they find no bug): tests/test_tally_2_mean.py::test_mean_of_one" in \
+        " ".join(bugs[1].stdout.split())
     assert "added TALLY-2" in bugs[1].stdout and "validate-workload tally" in bugs[1].stdout
 
 

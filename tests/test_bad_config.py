@@ -114,7 +114,7 @@ def test_the_missing_key_message_suggests_a_choice_that_works(tmp_path):
                                 "e.g. overrides='[\"arm=[Vanilla]\"]', not 'arm=Vanilla'"),
     (['overrides=["agnt=[ref_oracle]"]'], "specsnap: error: override 'agnt=[ref_oracle]': unknown setting 'agnt'; "
                                           "grid axes: agent, arm, continuation, seed, successor, variant, workload; settings: agent_defaults, "
-                                          "budget, sandbox, scoring, session, statistics (dotted, e.g. sandbox.backend=local)"),
+                                          "budget, handoff, sandbox, scoring, session, statistics (dotted, e.g. sandbox.backend=local)"),
     (['overrides=["sandbox.backnd=local"]'], "specsnap: error: override 'sandbox.backnd=local': sandbox has no "
                                              "setting 'backnd'; valid choices: allow_unconfined, backend, docker, limits"),
 ])

@@ -100,7 +100,9 @@ def test_scaffold_sandbox(tmp_path):
     "args,message",
     [
         (["--tier", "2", "--arm", "Nope"], "unknown arm 'Nope'; valid choices: AGENTS_MD_Only, Gate_I, Repo_Backlog, Repo_Hinted, State_MD_InPlace_Rule"),
-        (["--tier", "7", "--arm", "Vanilla"], "unknown workload 'tier_7'; valid choices: click, isort, motifs_s0, motifs_s2, standards, tier_1, tier_2, tier_3, tier_4"),
+        (["--tier", "7", "--arm", "Vanilla"], "unknown workload 'tier_7'; valid choices: click, humanize, isort, markdown, "
+                                              "more_itertools, motifs_s0, motifs_s2, packaging, semver, standards, tabulate, "
+                                              "tier_1, tier_2, tier_3, tier_4"),
         (["--workload", "tier_2a_fintech", "--tier", "2", "--arm", "Vanilla"], "either --tier or --workload"),
         (["--tier", "2"], "--arm is required"),
     ],

@@ -148,7 +148,7 @@ def test_a_harness_image_carries_its_package_and_what_it_depends_on_and_nothing_
     assert image_digest("harness-claude_code", Carried(got.key, str(tmp_path / "elsewhere"))) != image_digest(
         "harness-claude_code", got), "another place is another image (it carries the install at its own path)"
     for bad, says in (("harness-nope", "unknown harness of image harness-<harness> 'nope'; valid choices: aider,"),
-                      ("env-tier_2", "unknown workload of image env-<workload> 'tier_2'; valid choices: click, isort"),
+                      ("env-tier_2", "unknown workload of image env-<workload> 'tier_2'; valid choices: click, humanize, isort"),
                       ("nope", "unknown image 'nope'; valid choices: base, env-<name>, harness-<name>, harnesses, job")):
         with pytest.raises(Exception, match=re.escape(says)):
             carried(bad) if "-" in bad else image_digest(bad)

@@ -42,6 +42,8 @@ from sdcs_bench.trial.workload_model import Workload
 _SHA = re.compile(r"^[0-9a-f]{4,40}$")
 _ISSUE = re.compile(r"(?:#|issues/|pull/)(\d+)")
 MAX_PATCH_BYTES = 4 << 20  # a fix larger than this is no single bug
+# git's own diff only: no external diff driver or text conversion a history's config may name
+DIFF = ("diff", "--no-renames", "--no-ext-diff", "--no-textconv")
 
 
 @dataclass
@@ -116,14 +118,14 @@ def fix_from_commit(workload: Workload, gitdir: Path, sha: str) -> Fix:
     if not parents:
         raise SpecSnapError(f"commit {full[:12]} has no parent: it adds the project, it fixes nothing")
     parent = parents[0]
-    changes = [line.split("\t") for line in _git(gitdir, "diff", "--no-renames", "--name-status", parent, full).splitlines()
+    changes = [line.split("\t") for line in _git(gitdir, *DIFF, "--name-status", parent, full).splitlines()
                if line.strip()]
     source, tests, left_out = _classify(workload, [(c[0], c[-1]) for c in changes], f"commit {full[:12]}")
-    patch = _git(gitdir, "diff", "--no-renames", "--binary", parent, full, "--", *source)
+    patch = _git(gitdir, *DIFF, "--binary", parent, full, "--", *source)
     if len(patch.encode()) > MAX_PATCH_BYTES:
         raise SpecSnapError(f"commit {full[:12]}'s fix is {len(patch.encode()):,} bytes: more than one bug's")
-    texts = {rel: _git(gitdir, "show", f"{full}:{rel}") for rel in tests}
-    changed = {rel: plus_lines(_git(gitdir, "diff", "--no-renames", "-U0", parent, full, "--", rel)) for rel in tests}
+    texts = {rel: _git(gitdir, "show", "--no-textconv", f"{full}:{rel}") for rel in tests}
+    changed = {rel: plus_lines(_git(gitdir, *DIFF, "-U0", parent, full, "--", rel)) for rel in tests}
     message = _git(gitdir, "log", "-1", "--format=%B", full)
     issue = _ISSUE.search(message)
     repo = _remote_repo(gitdir)  # owner/name where the history says it (its origin), so the source can be looked up
@@ -235,10 +237,10 @@ def _is_test_class(node: ast.AST) -> bool:
     return node.name.startswith("Test") or "TestCase" in bases
 
 
-def hidden_module(text: str, changed: set[int]) -> tuple[str, list[str]]:
+def hidden_module(text: str, changed: set[int], keep: set[str] | None = None) -> tuple[str, list[str]]:
     """A test module cut to the tests the fix added or changed (and all else it holds: imports,
     helpers, fixtures, a test class's other members); the tests kept, as ``name`` or
-    ``Class::name``. Lines are removed, never rewritten."""
+    ``Class::name`` (``keep``: only those of them). Lines are removed, never rewritten."""
     try:
         tree = ast.parse(text)
     except SyntaxError as exc:
@@ -247,13 +249,13 @@ def hidden_module(text: str, changed: set[int]) -> tuple[str, list[str]]:
     kept: list[str] = []
     for node in tree.body:
         if _is_test_function(node):
-            if _span(node) & changed:
+            if _span(node) & changed and (keep is None or node.name in keep):
                 kept.append(node.name)
             else:
                 drop |= _span(node)
         elif _is_test_class(node):
             methods = [m for m in node.body if _is_test_function(m)]
-            hit = [m for m in methods if _span(m) & changed]
+            hit = [m for m in methods if _span(m) & changed and (keep is None or f"{node.name}::{m.name}" in keep)]
             if not hit:
                 drop |= _span(node)
                 continue
@@ -290,13 +292,14 @@ def add_bug(workload: Workload, fix: Fix, *, backend: Backend, bug_id: str | Non
         say(f"left out of the fix (neither source the workload scores nor tests): {', '.join(fix.left_out)}")
     tests_dir = workload.source_tests or "tests"
     hidden: dict[str, str] = {}  # hidden/<rel> -> text
+    origin: dict[str, str] = {}  # hidden/<rel> -> the fix's test module it is cut from
     candidates: dict[str, str] = {}  # node id under hidden/ -> its upstream test
     for rel, text in fix.tests.items():
         cut, names = hidden_module(text, fix.changed_lines[rel])
         if not names:
             continue
         target = f"{tests_dir}/{hidden_name(bug_id, rel)}"
-        hidden[target] = f"# {workload.canary}\n{cut}"
+        hidden[target], origin[target] = f"# {workload.canary}\n{cut}", rel
         candidates.update({f"{target}::{n}": f"{rel}::{n}" for n in names})
     if wanted is not None:
         asked = {w.partition("[")[0] for w in wanted}
@@ -326,6 +329,20 @@ def add_bug(workload: Workload, fix: Fix, *, backend: Backend, bug_id: str | Non
                                 + (f", and {len(broken) - 1} more" if len(broken) > 1 else "")
                                 + "; its hidden test would contradict the repository's own suite")
         tests = _bug_tests(candidates, on_pin, with_fix, say)
+        # every test left in a hidden file is listed: the files are cut again to the tests kept (a test
+        # with a parameter that passes on the pin, or not asked for, is left out whole)
+        whole = {b for b in {t.partition("[")[0] for t in tests}
+                 if all(t in tests for t in {*on_pin, *with_fix} if t.partition("[")[0] == b)}
+        if not whole:
+            raise SpecSnapError(f"no hidden test passes with the fix in every parameter and fails on the pin in every "
+                                f"one: {tests[0]}")
+        tests = [t for t in tests if t.partition("[")[0] in whole]
+        for target, rel in list(origin.items()):
+            names = {b.partition("::")[2] for b in whole if b.startswith(target + "::")}
+            if names:
+                hidden[target] = f"# {workload.canary}\n{hidden_module(fix.tests[rel], fix.changed_lines[rel], names)[0]}"
+            else:
+                del hidden[target]
         _check_with_others(workload, patch, Path(tmp))
         entry = {"id": bug_id, **fix.origin,
                  "behaviour": behaviour or _behaviour(fix.message),

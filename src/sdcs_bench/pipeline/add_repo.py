@@ -54,6 +54,10 @@ from sdcs_bench.trial.workload_model import Workload
 NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 PLUGIN = Path(__file__).resolve().parents[1] / "sandbox" / "outcomes_plugin.py"
 TEST_DIRS = ("tests", "test", "testing")
+# pytest 9 reports each unittest subTest apart under its test's node id (and the test as passed when
+# one of them failed): the scorer reads one report per phase, so a repository's pytest is below 9
+# unless its project or --test-dep pins one
+DEFAULT_PYTEST = "pytest<9"
 TEST_KEYS = ("test", "tests", "testing")  # the extras and dependency groups that hold a suite's requirements
 GENERIC_URL_PARTS = {"repo", "repository", "git", "src", "source", "mirror", "upstream", "code"}
 NOT_PACKAGES = {*TEST_DIRS, "docs", "doc", "examples", "example", "scripts", "benchmarks", "bench", "tools", "build"}
@@ -317,7 +321,7 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
         name = re.sub(r"[^a-z0-9_]+", "_", display.rpartition("/")[2].lower()).strip("_")
         name = name if NAME.match(name) else f"repo_{name}"
     _check_name(name)
-    pin = replace(pin, name=display) if pin.kind == "git" else pin
+    pin = replace(pin, name=display) if pin.kind == "git" else pin  # (an sdist keeps its file's name: it is fetched by it)
     layout = _layout(tree)
     _check_no_shadow(layout)
     say(f"{display} as workload {name}: packages {', '.join(layout['packages'])} under {layout['import_root']}, "
@@ -325,7 +329,7 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
     kept, where = test_dependencies(tree, layout["tests"])
     if kept:
         say(f"test dependencies the project keeps ({'; '.join(where)}): {', '.join(kept)}")
-    wanted = merge_requirements(["pytest"], _dependencies(tree), kept, test_deps)
+    wanted = merge_requirements([DEFAULT_PYTEST], _dependencies(tree), kept, test_deps)
     first = EnvironmentSpec.from_config({"python": python, "install": [wanted]}, "add-repository")
     say(f"environment: Python {python}, {', '.join(wanted)}")
     record = build_environment(first, interpreter, Path(cache.env_dir(environment_key(first, interpreter))))
@@ -351,7 +355,7 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
     with tempfile.TemporaryDirectory(prefix="specsnap-staging-") as staging:
         draft = Path(staging) / name
         for twinned in (False, True, True, True):  # as scored; then with every test twinned (until none differs)
-            _write_skeleton(draft, Path(staging) / "registry.yaml", name, pin, spec, layout, passed, others)
+            _write_skeleton(draft, Path(staging) / "registry.yaml", name, pin, spec, layout, passed, others, display)
             found = _fail_when_scored(load_draft_repository(draft).with_source(tree, env_dir), tree, backend, twinned)
             lost.update(found)
             passed = [t for t in passed if t not in found]
@@ -367,7 +371,7 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
     for existing in (workload_dir, registry):  # (checked again: the name may have been made from the source)
         if existing.exists():
             raise SpecSnapError(f"{existing} already exists: choose another name, or remove it first")
-    _write_skeleton(workload_dir, registry, name, pin, spec, layout, passed, others)
+    _write_skeleton(workload_dir, registry, name, pin, spec, layout, passed, others, display)
     return {"workload_dir": workload_dir, "registry": registry, "baseline": len(passed), "excluded": len(others),
             "environment_dir": env_dir, "source_dir": source_dir, "name": name, "display": display}
 
@@ -452,9 +456,11 @@ def _fail_when_scored(workload: Workload, tree: Path, backend: Backend, twinned:
 
 
 def _write_skeleton(workload_dir: Path, registry: Path, name: str, pin: SourcePin, spec: EnvironmentSpec,
-                    layout: dict[str, Any], passed: list[str], others: list[tuple[str, dict[str, str]]]) -> None:
+                    layout: dict[str, Any], passed: list[str], others: list[tuple[str, dict[str, str]]],
+                    display: str | None = None) -> None:
     canary = f"SPECSNAP-CANARY {name} {uuid.uuid4()}"
-    what = f"{pin.name} {pin.version}" if pin.kind == "sdist" else f"{pin.name} (commit {pin.commit[:12]})"
+    shown = display or pin.name
+    what = f"{shown} {pin.version}" if pin.kind == "sdist" else f"{shown} (commit {pin.commit[:12]})"
     src = layout["import_root"]
     globs = _globs(layout)
     packages = ", ".join(f"`{p}`" for p in layout["packages"])

@@ -7,6 +7,7 @@ import fnmatch
 import hashlib
 import json
 import random
+import re
 import secrets
 import shutil
 import subprocess
@@ -172,17 +173,33 @@ def run_hidden_tests(copy: Path, workload: Workload, backend: Backend, timeout_s
 
 
 def first_errors(output: str) -> dict[str, str]:
-    """Per test file, the first error line of a :func:`run_hidden_tests` run's failures (its
-    ``--tb=line`` ``E`` lines come in the order of its ``FAILED <node id>`` summary lines; the
-    names there may be the scorer's own, the files are the tests')."""
+    """Per test file, the first error line of a :func:`run_hidden_tests` run's failures. Under
+    ``--tb=line`` each failure is one block ending in its location line (``path:N: message``;
+    pytest 9 puts its ``E`` lines before it); the blocks come in the order of the ``FAILED <node
+    id>`` summary lines (the names there may be the scorer's own, the files are the tests')."""
     lines = output.splitlines()
-    # one block of E lines per failure (a message may take several): the first line of each
-    errors = [ln[1:].strip() for i, ln in enumerate(lines) if ln.startswith("E ") and not (i and lines[i - 1].startswith("E "))]
+    section = lines
+    if any(ln.startswith("=") and " FAILURES " in ln for ln in lines):
+        first = next(i for i, ln in enumerate(lines) if ln.startswith("=") and " FAILURES " in ln)
+        rest = lines[first + 1:]
+        section = rest[:next((i for i, ln in enumerate(rest) if ln.startswith("=")), len(rest))]
+    errors, block = [], []
+    for ln in section:
+        located = _LOCATION.match(ln)
+        if located:
+            said = next((e[1:].strip() for e in block if e.startswith("E ")), located.group(1).strip())
+            errors.append(" ".join(said.split()))
+            block = []
+        else:
+            block.append(ln)
     failed = [ln.split()[1].partition("::")[0] for ln in lines if ln.startswith("FAILED ") and len(ln.split()) > 1]
     out: dict[str, str] = {}
     for path, error in zip(failed, errors):
         out.setdefault(path, error)
     return out
+
+
+_LOCATION = re.compile(r"^\S[^\s:]*(?:\s[^:]*)?:\d+: (.*)$")
 
 
 def _read(sandbox: Path, rel: str) -> bytes | None:
