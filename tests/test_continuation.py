@@ -363,13 +363,14 @@ def test_claude_code_compacts_the_resumed_conversation_before_the_continuation_p
 
 @pytest.mark.pipeline
 def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tmp_path):
-    """Claude Code on the replay server under every mode, through Snakemake: the trace and the summary
-    are in S2's prompt, the summary's model call is the trial's handoff cost, every trial is valid."""
+    """Claude Code on the replay server under every mode, through Snakemake: the trace, the summary and
+    the notes are in S2's prompt, the writer's model call is the trial's handoff cost, every trial is
+    valid."""
     from test_pipeline import run_grid
 
     board, run = run_grid(tmp_path, "continuity", "continuity-cc", workload=["tier_2"], arm=["AGENTS_MD_Only"],
                           agent=["replay_claude_code_continue"],
-                          continuation=["reset", "trace:4000", "summary", "resume", "compact"])
+                          continuation=["reset", "trace:4000", "summary", "notes", "resume", "compact"])
     cards = pd.read_csv(run / "scorecards.csv").set_index("continuation")
     assert cards["valid"].all() and (cards["agent_kind"] == "replay (scripted, no model)").all()
     trial = "tier_2__AGENTS_MD_Only__replay_claude_code_continue__none__s0"
@@ -382,6 +383,8 @@ def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tm
     assert "What the earlier sessions did" in first_prompt("trace-4000")
     assert "edit ledger/specsnap_probe.py" in first_prompt("trace-4000")
     assert "SPECSNAP-SUMMARY" in first_prompt("summary")
+    assert "Notes the previous session handed over" in first_prompt("notes") and "SPECSNAP-NOTES" in first_prompt("notes")
+    assert cards.loc["notes", "handoff_calls"] == 1 and cards.loc["notes", "invalid_notes"] == 0
     assert cards.loc["summary", "handoff_calls"] == 1 and cards.loc["summary", "handoff_tokens"] == 940
     card = json.loads((run / "trials" / f"{trial}__compact" / "score" / "scorecard.json").read_text())
     assert card["handoff"]["mode"] == "compact"
@@ -389,6 +392,7 @@ def test_trace_and_summary_reach_a_real_harness_s_prompt_through_the_pipeline(tm
     assert session2["continuation"]["compaction"]["trigger"] == "manual"
 
 
+@pytest.mark.slow  # (real binaries through Snakemake: the default run has notes on Claude Code above)
 @pytest.mark.pipeline
 def test_a_named_writer_summarises_and_notes_the_session_s_own_conversation(tmp_path):
     """handoff.writer=replay_codex_continue, handoff.source=conversation on Claude Code's sessions: session
@@ -420,6 +424,7 @@ def test_a_named_writer_summarises_and_notes_the_session_s_own_conversation(tmp_
         assert said in prompt
 
 
+@pytest.mark.slow
 @pytest.mark.pipeline
 def test_notes_that_break_the_schema_carry_nothing_and_say_why(tmp_path):
     """A writer whose notes miss a required field (the two-edit script's, on purpose): nothing crosses,

@@ -33,6 +33,7 @@ import sys
 import tempfile
 import tomllib
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -351,13 +352,11 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
     passed = [t for t in passed if not _ADDRESS.search(t)]
     others = sorted([*others, *unstable.items()])
     say(f"running them again in the tree scoring uses (only {', '.join(_globs(layout))} and {layout['tests']}/)")
-    lost: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="specsnap-staging-") as staging:
         draft = Path(staging) / name
         for twinned in (False, True, True, True):  # as scored; then with every test twinned (until none differs)
             _write_skeleton(draft, Path(staging) / "registry.yaml", name, pin, spec, layout, passed, others, display)
             found = _fail_when_scored(load_draft_repository(draft).with_source(tree, env_dir), tree, backend, twinned)
-            lost.update(found)
             passed = [t for t in passed if t not in found]
             others = sorted([*others, *found.items()])
             if twinned and not found:
@@ -365,9 +364,12 @@ def add_repository(name: str | None, pin: SourcePin, *, python: str, test_deps: 
     if not passed:
         raise SpecSnapError(f"no test of the repository's suite passes in the tree scoring uses (only the source files, "
                             f"{', '.join(_globs(layout))}, and {layout['tests']}/ are copied there){_first_error(others)}")
+    kinds = Counter(o["outcome"] for _, o in others)
+    said = [f"{n} {what}" for what, n in (("fail in the tree scoring uses", kinds["failed in the scored tree"]),
+                                          ("give another verdict when run twice", kinds["twin differs"]),
+                                          ("have an id that changes between runs", kinds["unstable id"])) if n]
     say(f"suite: {len(passed)} passed, {len(others)} left out of the baseline (each with its reason"
-        + (f"; {len(lost)} need{'s' if len(lost) == 1 else ''} a file outside the tree scoring uses" if lost else "")
-        + ")")
+        + (f"; of them {', '.join(said)}" if said else "") + ")")
     for existing in (workload_dir, registry):  # (checked again: the name may have been made from the source)
         if existing.exists():
             raise SpecSnapError(f"{existing} already exists: choose another name, or remove it first")
