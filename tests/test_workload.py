@@ -39,7 +39,7 @@ def test_split_requirements_stops_at_the_next_heading():
 
 
 # The real-repository corpus beyond click and isort (docs/real_repos.md#the-corpus): each validates
-# in half a minute to seven minutes on 2 cores (every fix alone against the whole suite): the slow run;
+# in half a minute to four minutes on 2 cores (every fix alone against the whole suite): the slow run;
 # the default run checks their data (tests/test_real_bugs.py).
 CORPUS = {w for w in registered_workloads() if (workload_dir(w) / "bugs.yaml").is_file()} - {"click", "isort"}
 SLOW_TO_VALIDATE = {"tier_3", "tier_4", "isort", *CORPUS}
