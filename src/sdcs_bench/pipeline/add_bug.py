@@ -96,10 +96,8 @@ def history_gitdir(workload: Workload, history: Path | None, cache: Path) -> Pat
 
 def is_test_path(workload: Workload, rel: str) -> bool:
     """A test module or test support file of the repository's own suite."""
-    name = rel.rpartition("/")[2]
     under = workload.source_tests and (rel + "/").startswith(workload.source_tests.rstrip("/") + "/")
-    return bool(under) or name == "conftest.py" or (name.endswith(".py") and (name.startswith("test_")
-                                                                                 or name.endswith("_test.py")))
+    return bool(under) or rel.rpartition("/")[2] == "conftest.py" or _is_test_module(rel)
 
 
 def _is_test_module(rel: str) -> bool:
@@ -397,17 +395,15 @@ def _bug_tests(candidates: dict[str, str], on_pin: dict, with_fix: dict, say: Ca
 
 def _check_with_others(workload: Workload, patch: Path, tmp: Path) -> None:
     """The fix applies after the workload's other fixes, in their order."""
-    from sdcs_bench.pipeline.validate import _apply_problem
+    from sdcs_bench.pipeline.validate import _apply_problem, _tree
 
     if not workload.requirements:
         return
-    tree = tmp / "all-fixes"
-    shutil.copytree(workload.baseline_dir, tree, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-    for r in workload.requirements:
-        proc = subprocess.run(["git", "apply", str(r.gold)], cwd=tree, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SpecSnapError(f"the workload's own fix {r.id} no longer applies ({' '.join(proc.stderr.split())}): "
-                                f"run `specsnap validate-workload {workload.id}`")
+    try:
+        tree = _tree(workload, tmp, "all-fixes", [r.gold for r in workload.requirements])
+    except RuntimeError as exc:
+        raise SpecSnapError(f"the workload's own fixes no longer apply ({' '.join(str(exc).split())}): "
+                            f"run `specsnap validate-workload {workload.id}`") from None
     problem = _apply_problem(tree, patch)
     if problem:
         others = ", ".join(r.id for r in workload.requirements)

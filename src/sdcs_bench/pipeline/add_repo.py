@@ -186,7 +186,7 @@ def test_dependencies(tree: Path, tests: str) -> tuple[list[str], list[str]]:
             req = req.split("#", 1)[0].strip()
             if not req or req.startswith(("-", ".", "{", "/")) or "://" in req or req.startswith("git+"):
                 continue  # an option, a path, a URL, a tox substitution, the project itself
-            if _canonical(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0]) == own:
+            if _requirement_name(req) == own:
                 continue
             out.append(req)
     return list(dict.fromkeys(out)), [where for where, reqs in found.items() if reqs]
@@ -237,7 +237,7 @@ def merge_requirements(*groups: list[str]) -> list[str]:
     by_name: dict[str, str] = {}
     for group in groups:
         for req in group:
-            by_name[_canonical(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0])] = req
+            by_name[_requirement_name(req)] = req
     return list(by_name.values())
 
 
@@ -255,9 +255,14 @@ def _pinned(requirements: list[str], freeze: list[str]) -> list[str]:
             versions[_canonical(name)] = version
     out = []
     for req in requirements:
-        name = _canonical(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0])
+        name = _requirement_name(req)
         out.append(f"{name}=={versions[name]}" if name in versions else req)
     return out
+
+
+def _requirement_name(req: str) -> str:
+    """The project a requirement names, canonical (``Foo_Bar[x]>=1`` -> ``foo-bar``)."""
+    return _canonical(re.split(r"[\s<>=!~;\[(]", req, maxsplit=1)[0])
 
 
 def _canonical(name: str) -> str:

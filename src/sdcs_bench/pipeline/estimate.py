@@ -39,7 +39,7 @@ from sdcs_bench.pipeline.leaderboard import published
 from sdcs_bench.trial.continuation import WRITTEN_MODES
 from sdcs_bench.pipeline.plan.planner import make_plan
 from sdcs_bench.pipeline.plan.settings import conf_prices
-from sdcs_bench.trial.components import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND, AgentConfig
+from sdcs_bench.trial.components import MODEL_KIND, REFERENCE_KIND, REPLAY_KIND, AgentConfig, session_agent
 from sdcs_bench.trial.workload import load_workload
 
 COMPONENTS = (*KINDS, "reasoning")
@@ -198,7 +198,7 @@ def estimate(study: str, overrides: list[str] | None = None, pilot_dir: Path | N
         wid = trial["workload"]["id"]
         runs: dict[str, tuple[AgentConfig, int]] = {}  # agent -> (its config, its sessions in this trial)
         for index, _stage in enumerate(sessions, start=1):
-            agent = AgentConfig.of(trial["successor"] if index > 1 and trial.get("successor") else trial["agent"])
+            agent = AgentConfig.of(session_agent(trial["agent"], trial.get("successor"), index))
             runs[agent.name] = (agent, runs.get(agent.name, (agent, 0))[1] + 1)
         for name, (agent, count) in runs.items():
             est = by_agent.setdefault(name, AgentEstimate(name, str(agent.model), agent.kind))
@@ -227,7 +227,7 @@ def estimate(study: str, overrides: list[str] | None = None, pilot_dir: Path | N
         if block.get("mode") in WRITTEN_MODES:  # each handoff's writer: the run's handoff.writer, or the model
             for stage in (s for s in trial["stages"] if s.startswith("handoff_")):  # of the session handed over
                 k = int(stage.rpartition("_")[2])
-                handed = AgentConfig.of(trial["successor"] if k > 2 and trial.get("successor") else trial["agent"])
+                handed = AgentConfig.of(session_agent(trial["agent"], trial.get("successor"), k - 1))
                 writer = AgentConfig.of(block["writer"]) if block.get("writer") and not handed.reference else handed
                 by_agent.setdefault(writer.name, AgentEstimate(writer.name, str(writer.model), writer.kind)) \
                     .handoff_calls += 1

@@ -408,7 +408,7 @@ def _written_handoff(trial: TrialSpec, index: int, stage_dir: Path, previous: Pa
     the handoff's record: who wrote it (the policy handed over, its own summariser; else the model
     of ``handoff.writer`` or of the session), from what (its trace, or its conversation), the call's
     cost, and for notes whether they keep the schema (invalid notes carry nothing, and say why)."""
-    from sdcs_bench.agents.continuation import policy_notes, policy_summary, transcript_text
+    from sdcs_bench.agents.continuation import policy_notes, policy_summary
     from sdcs_bench.coherence.conversation import conversation_lines, events_after, read_conversation
     from sdcs_bench.coherence.trace import event_line, keep_from_end, render_lines
     from sdcs_bench.session.budget import REASON as BUDGET_EXHAUSTED
@@ -422,19 +422,8 @@ def _written_handoff(trial: TrialSpec, index: int, stage_dir: Path, previous: Pa
         raise SpecSnapError(f"trial {trial.trial_id}: its trial file carries no {cont.mode} prompt; rerun `specsnap plan`")
     budget_tokens = int(prompt["transcript_tokens"])
     trace = _session_trace(previous)
-    if agent.reference:  # its own summariser, from its trace (a policy has no conversation of its own)
-        transcript = transcript_text(trace, budget_tokens)
-        if cont.mode == "summary":
-            context, cost = policy_summary(trial.workload, list(trace.events), transcript)
-            written = {**cost, "source": "trace"}
-        else:
-            notes, cost = policy_notes(trial.workload, trace, transcript)
-            context = notes_schema.render(notes)
-            written = {**cost, "source": "trace", "valid": True, "notes": notes}
-        return context, {**written, "writer": {"agent": agent.name, "kind": "reference policy"},
-                         "prompt_version": prompt["version"], "text_tokens": count_tokens(context)}
-    writer = AgentConfig.of(block["writer"]) if block.get("writer") else agent
-    source = block.get("source", "trace")
+    # (a reference policy has no conversation of its own: its summariser reads its trace)
+    source = "trace" if agent.reference else block.get("source", "trace")
     if source == "conversation":
         request, at = read_conversation(previous)
         if request is None:
@@ -446,6 +435,17 @@ def _written_handoff(trial: TrialSpec, index: int, stage_dir: Path, previous: Pa
     else:
         kept, read = keep_from_end(render_lines([trace]), budget_tokens)
     transcript = "\n".join(kept)
+    if agent.reference:  # its own summariser
+        if cont.mode == "summary":
+            context, cost = policy_summary(trial.workload, list(trace.events), transcript)
+            written = {**cost, "source": "trace"}
+        else:
+            notes, cost = policy_notes(trial.workload, trace, transcript)
+            context = notes_schema.render(notes)
+            written = {**cost, "source": "trace", "valid": True, "notes": notes}
+        return context, {**written, "writer": {"agent": agent.name, "kind": agent.kind},
+                         "prompt_version": prompt["version"], "text_tokens": count_tokens(context)}
+    writer = AgentConfig.of(block["writer"]) if block.get("writer") else agent
     atomic_write(stage_dir / WRITER_INPUT, transcript)  # exactly what the writer was given
     reply, cost = model_summary(writer, system=prompt["system"], transcript=transcript, stage_dir=stage_dir,
                                 key=handoff_stage(index), timeout_s=trial.session.timeout_s,

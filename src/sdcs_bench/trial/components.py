@@ -154,6 +154,12 @@ def _kind(reference: bool, proxy: str | None) -> str:
     return MODEL_KIND
 
 
+def session_agent(first: Any, successor: Any, index: int) -> Any:
+    """Who runs session ``index`` of a trial (1-based): the successor after the first, in a handoff
+    (so handoff_<k> hands over session k - 1's agent). Typed or as a trial file's mappings."""
+    return successor if successor is not None and index >= 2 else first
+
+
 def agent_kind(agent: AgentConfig | Mapping[str, Any]) -> str:
     """:attr:`AgentConfig.kind` of an agent, typed or as a trial file's mapping."""
     if isinstance(agent, AgentConfig):

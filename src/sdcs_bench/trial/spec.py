@@ -20,7 +20,7 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root, run_work_root
 from sdcs_bench.trial.arms import Arm
-from sdcs_bench.trial.components import REFERENCE_KIND, AgentConfig, Injection, VariantConfig
+from sdcs_bench.trial.components import REFERENCE_KIND, AgentConfig, Injection, VariantConfig, session_agent
 from sdcs_bench.trial.continuation import Continuation
 from sdcs_bench.trial.repo import source_tree
 from sdcs_bench.trial.workload import load_workload_dir
@@ -141,7 +141,7 @@ class TrialSpec:
 
     def agent_for(self, index: int) -> AgentConfig:
         """The agent that runs session ``index``: the successor after the first, in a handoff."""
-        return self.successor if self.successor is not None and index >= 2 else self.agent
+        return session_agent(self.agent, self.successor, index)
 
     @property
     def agent_name(self) -> str:

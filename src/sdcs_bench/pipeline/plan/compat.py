@@ -15,7 +15,7 @@ from typing import Any
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.core.paths import project_root
 from sdcs_bench.trial import config
-from sdcs_bench.trial.components import AgentConfig, VariantConfig
+from sdcs_bench.trial.components import AgentConfig, VariantConfig, session_agent
 from sdcs_bench.trial.continuation import Continuation
 from sdcs_bench.trial.notes import VERSION as NOTES_VERSION
 from sdcs_bench.trial.workload_model import CleaveRule
@@ -129,7 +129,7 @@ def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
                                 f"{why}")
     if cont.is_written:
         for k in range(2, n_sessions + 1):
-            handed = second if second is not None and k > 2 else first  # (the agent of the session handed over)
+            handed = session_agent(first, second, k - 1)  # (the agent of the session handed over)
             if handed.reference:
                 continue  # (a reference policy's own summariser writes it)
             who = writer or handed
@@ -146,7 +146,7 @@ def check_continuation(cont: Continuation, first: AgentConfig | dict[str, Any],
                                     f"(its summary would be taken for the notes): add an entry under sessions: "
                                     f"handoff_{k} with match: {NOTES_VERSION!r}")
     if cont.mode == "compact":
-        who = second if second is not None else first  # (the agent of sessions 2 onwards, whose harness compacts)
+        who = session_agent(first, second, 2)  # (the agent of sessions 2 onwards, whose harness compacts)
         marker = make_harness(who).compaction_request
         data = who.replay_script_data or {}
         sessions = {str(key): v for key, v in (data.get("sessions") or {}).items()}
