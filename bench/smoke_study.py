@@ -1,6 +1,6 @@
 """A study from scratch, `snakemake --cores 2`, beside its floor measured in the same run.
 
-    python bench/smoke_study.py [--study smoke] [--cores 2] [--no-floor | --floor-only] [--warm-cache]
+    python bench/smoke_study.py [--study smoke] [--cores 2] [--no-floor | --floor-only] [--warm-cache] [--cold-jobs]
 
 Runs the study in a fresh directory (every trial, the aggregate and the report) and prints its wall
 time against its target (the smoke study: 45 s; specsnap_t1_t4: 25 min on 2 cores), the time per
@@ -9,6 +9,8 @@ floor: the same DAG (every trial's stages chained as the study plans them, then 
 them) in a trivial Snakefile whose every job starts an interpreter and exits, on the same cores: what
 Snakemake and a process per job cost whatever SpecSnap does in them. From scratch means an empty
 user's cache too (no tokenizer, token count or schema check kept from before), unless --warm-cache.
+The stage jobs run warm, as a local run's do (docs/pipeline.md#warm-jobs; the script says how many
+did), or each in an interpreter of its own with --cold-jobs (`warm_jobs=false`).
 """
 
 from __future__ import annotations
@@ -88,22 +90,26 @@ def main() -> None:
     parser.add_argument("--floor-only", action="store_true", help="plan the study and run only its floor")
     parser.add_argument("--warm-cache", action="store_true",
                         help="use the user's cache (~/.cache/specsnap) instead of an empty one")
+    parser.add_argument("--cold-jobs", action="store_true", help="every stage job in an interpreter of its own")
     args = parser.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = {**os.environ, "SPECSNAP_WORK_ROOT": str(tmp / "work")}
+        env = {**os.environ, "SPECSNAP_WORK_ROOT": str(tmp / "work"), "SPECSNAP_WARM_LOG": str(tmp / "warm.log")}
         if not args.warm_cache:  # from scratch: no tokenizer, count or schema check kept from before
             env["SPECSNAP_CACHE"] = str(tmp / "cache")
         study = tmp / "results" / args.study
         wall = main_cpu = float("nan")
-        rows, cards = [], None
+        rows, cards, warm_jobs = [], None, 0
         if args.floor_only:
             subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--study", args.study, "--results",
                             str(tmp / "results")], cwd=ROOT, env=env, check=True, capture_output=True)
         else:
             wall, main_cpu = run_snakemake(["-s", str(ROOT / "Snakefile"), "--directory", str(tmp), "--cores",
-                                            str(args.cores), "--config", f"study={args.study}"], ROOT, env)
+                                            str(args.cores), "--config", f"study={args.study}",
+                                            f"warm_jobs={str(not args.cold_jobs).lower()}"], ROOT, env)
+            served = (tmp / "warm.log").read_text().splitlines() if (tmp / "warm.log").exists() else []
+            warm_jobs = sum(line.startswith("warm ") for line in served)
             for tsv in (study / "benchmarks").rglob("*.tsv"):
                 rule = tsv.parent.name if tsv.parent.name != "benchmarks" else tsv.stem
                 rows.append({"rule": rule, "s": pd.read_csv(tsv, sep="\t")["s"].iloc[0]})
@@ -121,7 +127,8 @@ def main() -> None:
     print(f"{args.study}: {len(stages)} trials, {jobs} jobs, snakemake --cores {args.cores}, "
           f"{'the user' + chr(39) + 's' if args.warm_cache else 'an empty'} cache")
     if cards is not None:
-        print(f"  {wall:.1f} s wall ({wall / 60:.1f} min); Snakemake's main process {main_cpu:.1f} s CPU")
+        print(f"  {wall:.1f} s wall ({wall / 60:.1f} min); Snakemake's main process {main_cpu:.1f} s CPU; "
+              f"jobs run warm: {warm_jobs} of {jobs}")
         print(f"  reference trials on their closed forms: {int(cards['matches_expected'].fillna(True).sum())}"
               f"/{len(cards)}")
         if target is not None:

@@ -1,12 +1,14 @@
 """Where one reference trial's job time goes, layer by layer (docs/benchmarks.md).
 
-    python bench/trial_breakdown.py [--trial ID] [--repeat 5] [--study smoke]
+    python bench/trial_breakdown.py [--trial ID] [--repeat 5] [--study smoke] [--cold]
 
 Plans the study in a temporary directory, then runs one trial's stages exactly as the pipeline's
 rules do (`specsnap scaffold-sandbox`, `run-session` for each session, `score`: one process per
 stage, each from its predecessor's outputs), ``--repeat`` times, with ``SPECSNAP_SPANS`` set so
 every process records the exclusive time of each named layer (``sdcs_bench/core/timing.py``).
-Prints the median of each layer per stage, the start-up each process pays before its first span
+The stages run warm, as a local run's jobs do (each `specsnap` hands its job to one server that
+imported what the stages run: sdcs_bench/warm.py), or with ``--cold`` each in an interpreter of its
+own. Prints the median of each layer per stage, the start-up each process pays before its first span
 (interpreter and imports: its wall time less its spans), and the trial's job time beside its
 target (2 s). Floors measured in the same run: an empty interpreter (`python -c pass`), the
 sandbox's own start (`true` run in the sandbox backend the trial uses) and the time to create one
@@ -94,6 +96,7 @@ def main() -> None:
     parser.add_argument("--trial", help="a trial id of the study (default: its first trial of two sessions)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the medians here")
+    parser.add_argument("--cold", action="store_true", help="each stage in an interpreter of its own (warm_jobs=false)")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     from sdcs_bench.core.bytecode import compile_package
@@ -113,6 +116,11 @@ def main() -> None:
                                     plans[0].stem)
         trial_file = trials[chosen]
         trial = json.loads(trial_file.read_text())
+        if not args.cold:  # as a local run starts its jobs (sdcs_bench/warm.py)
+            from sdcs_bench import warm
+
+            env[warm.ENV] = warm.start()
+            time.sleep(3)  # (its imports done; a job sent before would run cold)
         per_stage: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         walls: dict[str, list[float]] = defaultdict(list)
         for i in range(args.repeat + 1):  # the first round warms the file cache and is not counted
@@ -134,6 +142,8 @@ def main() -> None:
                 walls[stage].append(wall)
                 for name, s in recorded.items():
                     per_stage[stage][name].append(s)
+        if not args.cold:
+            warm.stop()
         fl = floors(env, (trial.get("sandbox") or {}).get("backend", "auto"), args.repeat)
     stages = list(walls)
     names = [n for n in ORDER if any(n in per_stage[s] for s in stages)]
@@ -142,7 +152,8 @@ def main() -> None:
     wall = {s: statistics.median(walls[s]) for s in stages}
     total = sum(wall.values())
     width = max(len(n) for n in names) + 2
-    print(f"trial {chosen} ({args.study}), medians of {args.repeat} runs, seconds")
+    print(f"trial {chosen} ({args.study}), stages {'cold' if args.cold else 'warm'}, medians of {args.repeat} runs, "
+          "seconds")
     print("layer".ljust(width) + "".join(s.rjust(11) for s in stages) + "      trial  share")
     for n in names:
         row = [med[s][n] for s in stages]

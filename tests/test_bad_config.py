@@ -109,7 +109,10 @@ def test_the_missing_key_message_suggests_a_choice_that_works(tmp_path):
 
 
 @pytest.mark.parametrize("config_args,message", [
-    (["stduy=smoke"], "specsnap: error: unknown --config key 'stduy'; valid choices: budget_max_usd, budget_price_replay, budget_trial_max_usd, name, overrides, rerun_of, rerun_seed, rerun_share, results, study"),
+    (["stduy=smoke"], "specsnap: error: unknown --config key 'stduy'; valid choices: budget_max_usd, budget_price_replay, budget_trial_max_usd, name, overrides, rerun_of, rerun_seed, rerun_share, results, study, warm_jobs"),
+    (["warm_jobs=maybe"], "specsnap: error: --config warm_jobs=maybe is not a valid choice; valid choices: false, true"),
+    (["budget_price_replay=yes"], "specsnap: error: --config budget_price_replay=yes is not a valid choice; "
+                                  "valid choices: false, true"),
     (["overrides=arm=Vanilla"], "specsnap: error: --config overrides is a list of Hydra overrides, "
                                 "e.g. overrides='[\"arm=[Vanilla]\"]', not 'arm=Vanilla'"),
     (['overrides=["agnt=[ref_oracle]"]'], "specsnap: error: override 'agnt=[ref_oracle]': unknown setting 'agnt'; "

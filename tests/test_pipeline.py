@@ -18,10 +18,10 @@ from sdcs_bench.trial import config
 pytestmark = pytest.mark.pipeline
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args],
-        capture_output=True, text=True, env=os.environ.copy(),
+        capture_output=True, text=True, env={**os.environ, **(env or {})},
     )
 
 
@@ -41,7 +41,7 @@ def run_grid(workdir: Path, study: str, name: str, settings: tuple[str, ...] = (
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("smoke-run")
-    result = snakemake(workdir, "--cores", "2")
+    result = snakemake(workdir, "--cores", "2", env={"SPECSNAP_WARM_LOG": str(workdir / "warm.log")})
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     return workdir / "results" / "smoke"
 
@@ -137,6 +137,27 @@ def test_the_cost_of_resuming_is_on_scorecards_and_leaderboard_and_equals_its_cl
     assert 0 < ledger.loc[(trial, "S2"), "resume_wall_s"] == s2["wall_s"] and pd.isna(ledger.loc[(trial, "S1"), "resume_wall_s"])
     assert "resume_wall_s" not in board  # (a timing: the leaderboard is the same on every rerun)
     assert (smoke / "plots" / "resume_cost.svg").is_file()
+
+
+def test_every_stage_job_ran_warm_and_warm_jobs_false_runs_each_cold(smoke, tmp_path):
+    """A local run's stage jobs ran in its warm server (sdcs_bench/warm.py), every one of them (the
+    server is ready before the first job), the aggregate and the report in their own interpreters;
+    with ``warm_jobs=false`` no server is started and the same trial scores the same."""
+    served = (smoke.parents[1] / "warm.log").read_text().splitlines()
+    stages = sum(len(json.loads(p.read_text())["stages"]) for p in (smoke / "plan" / "trials").glob("*.json"))
+    warm = [line.split()[1] for line in served if line.startswith("warm ")]
+    assert len(warm) == stages == 144
+    assert sorted(set(warm)) == ["run-session", "scaffold-sandbox", "score"]
+    assert sorted(line for line in served if not line.startswith("warm ")) == ["cold not a stage job"] * 2
+    log = tmp_path / "warm.log"
+    run = snakemake(tmp_path, "--cores", "2", "--config", "warm_jobs=false", "name=cold",
+                    'overrides=["agent=[ref_amnesiac]","arm=[Vanilla]","seed=[0]"]', env={"SPECSNAP_WARM_LOG": str(log)})
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert not log.exists()
+    cold = pd.read_csv(tmp_path / "results" / "cold" / "scorecards.csv")
+    warm_cards = pd.read_csv(smoke / "scorecards.csv").set_index("trial")
+    assert len(cold) == 1 and cold["matches_expected"].all()
+    assert cold.iloc[0]["net"] == warm_cards.loc[cold.iloc[0]["trial"], "net"]
 
 
 def test_a_second_run_does_nothing(smoke):

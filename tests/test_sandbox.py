@@ -29,6 +29,21 @@ def test_hides_the_project_hidden_tests_gold_and_home(isolated_backend, make_san
     assert leak_check(sandbox, home, tier2, isolated_backend)["isolated"]
 
 
+def test_the_leak_probe_reports_what_it_sees_and_fails_when_it_cannot_look(isolated_backend, make_sandbox, tmp_path,
+                                                                          monkeypatch):
+    """The probe is a check, not a hope: a path that is visible inside is named (the sandbox's own
+    directory is), and a probe that did not run to its end raises rather than answering "nothing"."""
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    hidden = project_root() / "tiers"
+    assert isolated_backend.leak_probe(sandbox, home, [hidden, sandbox, home]) == [sandbox, home]
+    monkeypatch.setattr(isolated_backend, "run", lambda *a, **k: (127, b"", b"sh: not found"))
+    with pytest.raises(SandboxLeak, match="did not run.*127.*not found"):
+        isolated_backend.leak_probe(sandbox, home, [hidden])
+    monkeypatch.setattr(isolated_backend, "run", lambda *a, **k: (0, b"", b""))  # killed before its last line
+    with pytest.raises(SandboxLeak, match="did not run"):
+        isolated_backend.leak_probe(sandbox, home, [hidden])
+
+
 def test_can_write_only_its_own_directory(isolated_backend, make_sandbox, tmp_path):
     sandbox, home = make_sandbox(), _home(tmp_path)
     env = {"PATH": "/usr/bin:/bin"}

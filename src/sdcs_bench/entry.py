@@ -1,12 +1,20 @@
 """The ``specsnap`` program: a stage job (:mod:`sdcs_bench.jobs`) runs without loading the typer
-app; every other command line goes to it (:mod:`sdcs_bench.cli`)."""
+app, in the run's warm server when there is one (:mod:`sdcs_bench.warm`); every other command line
+goes to the typer app (:mod:`sdcs_bench.cli`)."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 
 def main() -> None:
+    from sdcs_bench import warm
+
+    if os.environ.get(warm.ENV):
+        status = warm.delegate(sys.argv)
+        if status is not None:
+            sys.exit(status)
     from sdcs_bench import jobs
 
     args = jobs.parse(sys.argv[1:])

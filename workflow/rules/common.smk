@@ -34,10 +34,31 @@ shell.prefix(RUN.shell_prefix)
 # at its default it limits nothing a run needs (the profiles cap cluster jobs with `jobs:`), so it
 # is switched off just before the first job (the scheduler exists from then on); any other limit,
 # from the command line or a profile, is kept.
+#
+# A local run's stage jobs start warm (sdcs_bench/warm.py): one server, started here, imports what
+# the stages run once, and each stage job's `specsnap` has it run the job in a forked process
+# instead of paying an interpreter and its imports. `--config warm_jobs=false` runs every job cold;
+# a cluster's jobs always do.
 onstart:
     from sdcs_bench.pipeline.scheduling import drop_default_rate_limit
 
     drop_default_rate_limit(getattr(workflow, "scheduler", None))
+    if RUN.warm_jobs(workflow, config):
+        from sdcs_bench import warm
+
+        warm.start(wait_s=60)  # (its imports done before the first job: every stage job runs warm)
+
+
+onsuccess:
+    from sdcs_bench import warm
+
+    warm.stop()
+
+
+onerror:
+    from sdcs_bench import warm
+
+    warm.stop()
 
 
 # Without a shared file system a job is handed the cells table in this environment variable.

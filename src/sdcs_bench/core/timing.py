@@ -27,7 +27,7 @@ ENV = "SPECSNAP_SPANS"
 _totals: defaultdict[str, float] = defaultdict(float)
 _counts: defaultdict[str, int] = defaultdict(int)
 _stack: list[list[float]] = []  # [started, time spent in spans inside it]
-_target = os.environ.get(ENV) or None
+_target: str | None = None
 
 F = TypeVar("F", bound=Callable)
 
@@ -66,7 +66,7 @@ def timed(name: str) -> Callable[[F], F]:
 
 
 def _dump() -> None:
-    if not _totals:
+    if _target is None or not _totals:
         return
     line = json.dumps({"argv": sys.argv[1:], "spans": {k: round(v, 6) for k, v in _totals.items()},
                        "counts": dict(_counts)})
@@ -78,5 +78,15 @@ def _dump() -> None:
         os.close(fd)
 
 
-if _target is not None:
-    atexit.register(_dump)
+def configure() -> None:
+    """Read ``SPECSNAP_SPANS`` (at import, and again in a job a warm server forked: sdcs_bench.warm),
+    starting from no spans."""
+    global _target
+    _target = os.environ.get(ENV) or None
+    _totals.clear()
+    _counts.clear()
+    _stack.clear()
+
+
+configure()
+atexit.register(_dump)

@@ -155,6 +155,12 @@ class Run:
     def cache(self) -> CacheLayout:
         return CacheLayout(self.results)
 
+    def warm_jobs(self, workflow: Any, config: dict[str, Any]) -> bool:
+        """Whether this run's stage jobs start warm (sdcs_bench/warm.py): asked for (the default),
+        in the main process of a run whose jobs run on this machine."""
+        asked = str(config.get("warm_jobs", True)).lower() == "true"
+        return asked and workflow.is_main_process and workflow.local_exec and not self.in_storage
+
     @property
     def shell_prefix(self) -> str:
         """Rules call the ``specsnap`` CLI installed beside this interpreter, activated or not, in

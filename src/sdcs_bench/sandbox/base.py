@@ -184,14 +184,23 @@ class Backend(ABC):
         return gone
 
     def leak_probe(self, workdir: Path, home: Path, secrets: list[Path]) -> list[Path]:
-        """The secret paths a process in this sandbox can see (must be empty for isolation)."""
-        script = "import os,sys\nfor p in sys.argv[1:]:\n    print(p) if os.path.exists(p) else None"
-        code, out, _ = self.run(
-            [sys.executable, "-I", "-c", script, *map(str, secrets)],
+        """The secret paths a process in this sandbox can see (must be empty for isolation). A probe
+        that did not run to its end (no shell, a sandbox that would not start) is a failed check,
+        never an empty answer. (A shell's test, not an interpreter: the probe runs before every
+        session, and a Python's start cost it three times the sandbox's own.)"""
+        code, out, err = self.run(
+            ["/bin/sh", "-c", _PROBE, "probe", *map(str, secrets)],
             workdir=workdir, home=home, env=base_env(home), timeout=60,
         )
-        return [Path(line) for line in out.decode().splitlines() if line]
+        lines = out.decode(errors="replace").splitlines()
+        if code != 0 or not lines or lines[-1] != _PROBE_DONE:
+            raise SandboxLeak(f"the leak probe did not run in the sandbox (exit status {code}): "
+                              f"{err.decode(errors='replace').strip()[-300:] or 'no output'}")
+        return [Path(line) for line in lines[:-1] if line]
 
+
+_PROBE_DONE = "specsnap-probe-done"
+_PROBE = f'for p do if [ -e "$p" ]; then printf "%s\\n" "$p"; fi; done; echo {_PROBE_DONE}'
 
 SANDBOX_MARKER = "SPECSNAP_SANDBOX"
 

@@ -31,6 +31,11 @@ def check_run_config(run_config: dict[str, Any], schema: Path) -> None:
     for key in ("study", "name", "results"):
         if key in run_config and not isinstance(run_config[key], str):
             raise SpecSnapError(f"--config {key} is one word, not {run_config[key]!r}")
+    for key, value in run_config.items():  # (a switch: true or false, as the command line spells them)
+        choices = known[key].get("enum")
+        if choices is not None and value not in choices:
+            raise SpecSnapError(f"--config {key}={value} is not a valid choice",
+                                sorted({str(c).lower() for c in choices if c is not None}))
 
 
 def run_name(study: str, overrides: list[str] | tuple[str, ...] = (), name: str | None = None) -> str:

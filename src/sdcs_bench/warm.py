@@ -1,0 +1,419 @@
+"""Stage jobs started warm: a local run's stage jobs without a fresh interpreter and imports each.
+
+A study runs one job per stage of every trial, and each paid an interpreter's start and the imports
+of what it runs, about a sixth of a reference trial's job time (docs/benchmarks.md). For a local run
+the workflow starts one server before its first job (``start``, from Snakemake's ``onstart``): a
+process that imports what the stages run, then waits on a Unix socket in a directory only this user
+can enter. A stage job's ``specsnap`` (the same command line the rule always had) hands the server
+its command line, environment, working directory, umask and its stdin, stdout and stderr
+(``delegate``); the server forks a process that takes all of them on and runs the job exactly as the
+program would (``sdcs_bench.jobs``); the job's exit status, or the signal that ended it, is the
+command's own, and a signal the command receives is passed on to the job. What a rule declares is
+unchanged: one job per stage in Snakemake's DAG, with its outputs, log and benchmark (whose wall time
+is the job's; its CPU and memory columns count the small client only), caching and resume.
+
+The program runs the job itself (cold) whenever the server is not there or says no: a cluster job
+(the server is started for local execution only), a job started before the server was ready, another
+interpreter (a conda environment), a command line that is not a stage job, or ``warm_jobs=false``.
+A connection from any other user is refused; agents never see the socket (their sandbox has a
+/tmp of its own and an environment of SpecSnap's choosing), and the server leaves when the run
+does.
+
+This module imports nothing of the package at import time: the program's entry imports it before
+anything else.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+ENV = "SPECSNAP_WARM"  # the server's socket, in the environment of the run's jobs
+LOG_ENV = "SPECSNAP_WARM_LOG"  # a file the server appends a line to per request (benches and tests read it)
+_HEADER = struct.Struct("!I")
+_STATUS = struct.Struct("!ci")  # b"X" exit status | b"S" signal number
+_MAX_REQUEST = 4 << 20  # a command line and its environment
+_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+COLD, STARTED = b"C", b"R"
+
+# What the stages run (each stage imports only its own part when it starts cold: docs/benchmarks.md).
+PRELOAD = (
+    "sdcs_bench.jobs",
+    "sdcs_bench.pipeline.stages",
+    "sdcs_bench.sandbox.scaffold",
+    "sdcs_bench.sandbox.bwrap",
+    "sdcs_bench.sandbox.local",
+    "sdcs_bench.sandbox.poison",
+    "sdcs_bench.sandbox.withhold",
+    "sdcs_bench.session.runner",
+    "sdcs_bench.session.redact",
+    "sdcs_bench.session.carry",
+    "sdcs_bench.session.handoff",
+    "sdcs_bench.coherence.session",
+    "sdcs_bench.coherence.conversation",
+    "sdcs_bench.agents.credentials",
+    "sdcs_bench.agents.continuation",
+    "sdcs_bench.trial.notes",
+    "sdcs_bench.scoring.scorer",
+    "grimp",
+    "importlinter.api",
+)
+
+
+# -- the program's side ---------------------------------------------------------------------------------
+def delegate(argv: list[str]) -> int | None:
+    """Run this command line in the run's server: its exit status (a signal that ended the job ends
+    this process the same way), or None when it must run here (no server, or the server said no)."""
+    path = os.environ.get(ENV)
+    if not path:
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        umask = os.umask(0o022)
+        os.umask(umask)
+        request = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": umask,
+                              "executable": os.path.realpath(sys.executable)}).encode()
+        sock.sendmsg([_HEADER.pack(len(request))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+        sock.sendall(request)
+        answer = sock.recv(1)
+    except OSError:
+        sock.close()
+        return None  # nothing was started: the program runs the job itself
+    if answer != STARTED:
+        sock.close()
+        return None
+    previous = {sig: signal.signal(sig, lambda signum, _frame: _forward(sock, signum)) for sig in _FORWARDED}
+    status = _read_status(sock)
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+    sock.close()
+    if status is None:
+        print("specsnap: error: the run's job server stopped before this job ended", file=sys.stderr)
+        return 1
+    kind, value = status
+    if kind == b"S":
+        signal.signal(value, signal.SIG_DFL)
+        os.kill(os.getpid(), value)
+        return 128 + value
+    return value
+
+
+def _forward(sock: socket.socket, signum: int) -> None:
+    try:
+        sock.send(bytes([signum]))
+    except OSError:
+        pass
+
+
+def _read_status(sock: socket.socket) -> tuple[bytes, int] | None:
+    data = b""
+    while len(data) < _STATUS.size:
+        try:
+            chunk = sock.recv(_STATUS.size - len(data))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return _STATUS.unpack(data)
+
+
+# -- the run's side ---------------------------------------------------------------------------------------
+def start(python: str = sys.executable, *, wait_s: float = 0.0) -> str:
+    """Start a server for this process's jobs; returns its socket's path, also set in ``ENV`` here
+    (so every job this process starts finds it). It leaves when this process does (``stop`` ends it
+    before). ``wait_s``: wait up to that long for it to take requests (a job sent before runs cold)."""
+    import subprocess
+    import tempfile
+    import time
+
+    directory = tempfile.mkdtemp(prefix="specsnap-warm-")  # (0700: this user's only)
+    path = os.path.join(directory, "socket")
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    argv = [python, "-P", "-m", "sdcs_bench.warm", path, str(os.getpid())]
+    if os.environ.get(LOG_ENV):
+        argv.append(os.environ[LOG_ENV])
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            start_new_session=True)
+    os.environ[ENV] = path
+    _SERVERS[path] = proc
+    deadline = time.monotonic() + wait_s
+    while not os.path.exists(path) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    return path
+
+
+_SERVERS: dict = {}
+
+
+def stop(path: str | None = None) -> None:
+    """End the server(s) this process started (a job already running goes on to its end)."""
+    import shutil
+
+    for key in [path] if path else list(_SERVERS):
+        proc = _SERVERS.pop(key, None)
+        if proc is None:
+            continue
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except Exception:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(os.path.dirname(key), ignore_errors=True)
+        if os.environ.get(ENV) == key:
+            del os.environ[ENV]
+
+
+def serve(path: str, parent: int, log: str | None = None) -> None:
+    """Import what the stages run, then answer requests on ``path`` until ``parent`` is gone (each
+    request's fate appended to ``log``, if given: ``warm <verb> <pid>`` or ``cold <why>``)."""
+    global _LOG
+    _LOG = log
+    import importlib
+    import select
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass  # (an optional part missing here: such a job imports it, or fails, as it would cold)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C goes to the jobs, through their clients
+    signal.signal(signal.SIGTERM, _leave)  # (``stop``)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path + ".new")
+    os.chmod(path + ".new", 0o600)
+    os.rename(path + ".new", path)
+    listener.listen(64)
+    try:
+        while os.getppid() == parent:
+            _reap()  # (waited for, so that the CPU time of the jobs adds up to the run's as cold jobs' does)
+            ready, _, _ = select.select([listener], [], [], 1.0)
+            if not ready:
+                continue
+            conn, _ = listener.accept()
+            if os.fork() == 0:
+                listener.close()
+                code = 0
+                try:
+                    _handle(conn)
+                except BaseException:
+                    code = 1
+                finally:
+                    os._exit(code)
+            conn.close()
+    except SystemExit:
+        pass
+    finally:
+        listener.close()
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+        _reap()
+
+
+def _leave(_signum, _frame) -> None:
+    raise SystemExit(0)
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+_LOG: str | None = None
+
+
+def _note(line: str) -> None:
+    if _LOG is None:
+        return
+    fd = os.open(_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def _receive(conn: socket.socket) -> tuple[dict, list[int]] | None:
+    """One request: its JSON and the three descriptors it passed (None for a malformed one)."""
+    fds = array.array("i")
+    msg, ancdata, _flags, _addr = conn.recvmsg(_HEADER.size, socket.CMSG_SPACE(3 * fds.itemsize))
+    for level, kind, data in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+    if len(msg) != _HEADER.size or len(fds) != 3:
+        for fd in fds:
+            os.close(fd)
+        return None
+    (size,) = _HEADER.unpack(msg)
+    if size > _MAX_REQUEST:
+        return None
+    body = bytearray()
+    while len(body) < size:
+        chunk = conn.recv(min(1 << 16, size - len(body)))
+        if not chunk:
+            return None
+        body += chunk
+    return json.loads(body), list(fds)
+
+
+def _handle(conn: socket.socket) -> None:
+    """One request, in a process of its own: refuse it (the program then runs the job itself), or
+    run the job in a child and report how it ended, passing on the signals the program forwards."""
+    import select
+
+    from sdcs_bench import jobs
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # (this process waits for the job; the job gets the signals)
+    if _peer_uid(conn) != os.getuid():
+        _note("refused another user")
+        return
+    received = _receive(conn)
+    if received is None:
+        _note("refused a malformed request")
+        return
+    request, fds = received
+    args = None
+    if request.get("executable") != os.path.realpath(sys.executable):
+        _note("cold another interpreter")
+    else:
+        args = jobs.parse(list(request["argv"][1:]))
+        if args is None:
+            _note("cold not a stage job")
+    if args is None:
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(COLD)
+        return
+    pid = os.fork()
+    if pid == 0:
+        _run_job(request, fds, args, conn)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # (the job did it first)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(STARTED)
+    _note(f"warm {args.verb} {pid}")
+    pidfd = os.pidfd_open(pid)
+    watched = [conn, pidfd]
+    while True:
+        ready, _, _ = select.select(watched, [], [])
+        if pidfd in ready:
+            break
+        data = conn.recv(64)
+        if not data:  # the program is gone: so is its job
+            watched.remove(conn)
+            _signal_group(pid, signal.SIGKILL)
+            continue
+        for signum in data:
+            _signal_group(pid, signum)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        answer = _STATUS.pack(b"S", os.WTERMSIG(status))
+    else:
+        answer = _STATUS.pack(b"X", os.waitstatus_to_exitcode(status))
+    try:
+        conn.sendall(answer)
+    except OSError:
+        pass
+
+
+def _signal_group(pid: int, signum: int) -> None:
+    try:
+        os.killpg(pid, signum)
+    except (OSError, ValueError):
+        pass
+
+
+def _run_job(request: dict, fds: list[int], args, conn: socket.socket) -> None:
+    """In the job's process: become the program that sent the request, run the job, exit as it would."""
+    import atexit
+    import io
+    import tempfile
+    import traceback
+
+    code: int = 1
+    try:
+        os.setpgid(0, 0)
+        conn.close()
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.chdir(request["cwd"])
+        os.umask(int(request["umask"]))
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.argv = list(request["argv"])
+        tempfile.tempdir = None  # (TMPDIR is the job's)
+        from sdcs_bench.core import timing
+
+        timing.configure()
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=os.isatty(1))
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True,
+                                      errors="backslashreplace")
+        from sdcs_bench import jobs
+
+        try:
+            jobs.run(args)
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        except KeyboardInterrupt:
+            traceback.print_exc()
+            _flush()
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        atexit._run_exitfuncs()
+        _flush()
+    finally:
+        os._exit(code)
+
+
+def _exit_code(value) -> int:
+    """``sys.exit(value)``'s status, as the interpreter would give it (a message is printed)."""
+    if value is None:
+        return 0
+    if isinstance(value, int):
+        return value & 0xFF
+    print(value, file=sys.stderr)
+    return 1
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1], int(sys.argv[2]), sys.argv[3] if len(sys.argv) > 3 else None)

@@ -1,0 +1,255 @@
+"""Stage jobs started warm (sdcs_bench/warm.py): a stage job's ``specsnap`` hands its command line,
+environment, working directory and stdin/stdout/stderr to the run's server, which runs the job in a
+forked process. The job must end exactly as it would have cold (outputs, exit status, a signal), the
+program must fall back to running it itself whenever the server says no, and nobody but the user
+who started the run (no other uid, no agent in its sandbox) may have a job run."""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from sdcs_bench import warm
+
+TRIAL = "tier_2__Vanilla__ref_compressed_notes__none__s0"
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """A warm server of this test process (as a run's main process starts one), its requests logged."""
+    log = tmp_path / "served.log"
+    monkeypatch.setenv(warm.LOG_ENV, str(log))
+    path = warm.start(wait_s=60)
+    assert os.path.exists(path), "the server never took requests"
+    yield path, log
+    warm.stop(path)
+    assert not os.path.exists(os.path.dirname(path))
+
+
+def _served(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def _env(tmp_path: Path, path: str | None) -> dict[str, str]:
+    env = {**os.environ, "SPECSNAP_ROOT": str(ROOT), "SPECSNAP_WORK_ROOT": str(tmp_path / "work")}
+    env.pop(warm.ENV, None)
+    env.pop("SPECSNAP_SPANS", None)
+    if path is not None:
+        env[warm.ENV] = path
+    return env
+
+
+def _program(*argv: str, env: dict[str, str], cwd: Path = ROOT, **kw) -> subprocess.CompletedProcess:
+    """The ``specsnap`` program, as a rule's shell line starts it."""
+    return subprocess.run([sys.executable, "-m", "sdcs_bench.entry", *argv], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=300, **kw)
+
+
+def _trial_jobs(plan: Path, out: Path) -> list[list[str]]:
+    return [["scaffold-sandbox", "--trial", str(plan), "--stage-dir", str(out / "scaffold")],
+            ["run-session", "--trial", str(plan), "--session", "1", "--from", str(out / "scaffold"),
+             "--stage-dir", str(out / "session_1")],
+            ["run-session", "--trial", str(plan), "--session", "2", "--from", str(out / "session_1"),
+             "--stage-dir", str(out / "session_2")],
+            ["score", "--trial", str(plan), "--from", str(out / "session_2"), "--stage-dir", str(out / "score"),
+             "--session-record", str(out / "session_1" / "stage.json"),
+             "--session-record", str(out / "session_2" / "stage.json")]]
+
+
+# -- a job ends as it would have cold -----------------------------------------------------------------
+def test_a_reference_trial_run_warm_scores_as_it_does_cold(server, tmp_path):
+    path, log = server
+    results = tmp_path / "results"
+    subprocess.run([sys.executable, "-m", "sdcs_bench.cli", "plan", "--study", "smoke", "--results", str(results)],
+                   env=_env(tmp_path, None), cwd=ROOT, check=True, capture_output=True)
+    plan = results / "smoke" / "plan" / "trials" / f"{TRIAL}.json"
+    cards = {}
+    for mode, socket_path in (("cold", None), ("warm", path)):
+        out = tmp_path / mode
+        for job in _trial_jobs(plan, out):
+            proc = _program(*job, env=_env(tmp_path, socket_path))
+            assert proc.returncode == 0, proc.stderr[-3000:]
+        cards[mode] = json.loads((out / "score" / "scorecard.json").read_text())
+        session = json.loads((out / "session_1" / "stage.json").read_text())
+        assert session["session"]["status"] == "cleaved"
+    assert [line.split()[:2] for line in _served(log)] == [["warm", job[0]] for job in _trial_jobs(plan, tmp_path)]
+    from sdcs_bench.pipeline.rows import scorecard_row
+
+    rows = {mode: scorecard_row(card) for mode, card in cards.items()}
+    for key in ("raw", "net", "valid", "matches_expected"):
+        assert rows["warm"][key] == rows["cold"][key], key
+    assert rows["warm"]["valid"] and rows["warm"]["matches_expected"]
+
+
+def test_exit_status_output_and_working_directory_are_the_jobs(server, tmp_path):
+    """A job's error: its one line on the program's stderr, its status the program's, a relative path
+    read from the program's working directory (not the server's)."""
+    path, log = server
+    where = tmp_path / "elsewhere"
+    where.mkdir()
+    argv = ["score", "--trial", "nothere.json", "--from", "a", "--stage-dir", "b"]
+    cold = _program(*argv, env=_env(tmp_path, None), cwd=where)
+    hot = _program(*argv, env=_env(tmp_path, path), cwd=where)
+    assert (hot.returncode, hot.stdout, hot.stderr) == (cold.returncode, cold.stdout, cold.stderr)
+    assert hot.returncode == 2 and "nothere.json does not exist" in hot.stderr
+    assert _served(log)[-1].startswith("warm score ")
+    logged = tmp_path / "job.log"  # --log: the job's output into its file, its error also on the terminal
+    hot = _program("--log", str(logged), *argv, env=_env(tmp_path, path), cwd=where)
+    assert hot.returncode == 2 and "nothere.json" in hot.stderr and "nothere.json" in logged.read_text()
+
+
+def test_anything_but_a_stage_job_runs_in_the_program_itself(server, tmp_path):
+    path, log = server
+    proc = _program("list", "arms", env=_env(tmp_path, path))
+    assert proc.returncode == 0 and "Vanilla" in proc.stdout
+    assert _served(log) == ["cold not a stage job"]
+
+
+def test_without_a_server_the_program_runs_the_job_itself(tmp_path):
+    gone = tmp_path / "no-server" / "socket"
+    proc = _program("score", "--trial", "nothere.json", "--from", "a", "--stage-dir", "b",
+                    env=_env(tmp_path, str(gone)))
+    assert proc.returncode == 2 and "nothere.json does not exist" in proc.stderr
+
+
+def _request(path: str, body: dict, *, fds=(0, 1, 2)) -> bytes:
+    """A request as the program sends one; the server's first answer (b"" when it hung up)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        data = json.dumps(body).encode()
+        sock.sendmsg([warm._HEADER.pack(len(data))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+        sock.sendall(data)
+        sock.settimeout(30)
+        return sock.recv(1)
+
+
+def test_a_job_for_another_interpreter_runs_cold(server, tmp_path):
+    """A job of a conda environment (another Python) is not run by this interpreter's server."""
+    path, log = server
+    body = {"argv": ["specsnap", "score", "--trial", "t", "--from", "a", "--stage-dir", "b"], "env": {},
+            "cwd": str(tmp_path), "umask": 0o022, "executable": "/opt/conda/envs/x/bin/python"}
+    assert _request(path, body) == warm.COLD
+    assert _served(log) == ["cold another interpreter"]
+
+
+# -- signals -------------------------------------------------------------------------------------------
+def _held_job(tmp_path: Path, path: str | None) -> subprocess.Popen:
+    """A job that, its work done, blocks at its exit: its spans file is a FIFO nobody reads."""
+    fifo = tmp_path / f"spans-{'warm' if path else 'cold'}"
+    os.mkfifo(fifo)
+    env = {**_env(tmp_path, path), "SPECSNAP_SPANS": str(fifo)}
+    return subprocess.Popen([sys.executable, "-m", "sdcs_bench.entry", "score", "--trial", "nothere.json", "--from",
+                             "a", "--stage-dir", "b"], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def _wait_for(predicate, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def _opening_fifo(pid: int) -> bool:
+    """The process waits in open(2) of its spans FIFO for a reader."""
+    try:
+        return Path(f"/proc/{pid}/wchan").read_text() == "wait_for_partner"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_to_the_program_reaches_the_job_and_ends_both_alike(server, tmp_path, signum):
+    path, log = server
+    ends = {}
+    for socket_path in (None, path):
+        proc = _held_job(tmp_path, socket_path)
+        if socket_path is None:
+            _wait_for(lambda: _opening_fifo(proc.pid))
+        else:
+            _wait_for(lambda: any(line.startswith("warm score") for line in _served(log)))
+            job = int(_served(log)[-1].split()[2])
+            _wait_for(lambda: _opening_fifo(job))
+        proc.send_signal(signum)
+        proc.communicate(timeout=60)
+        ends["warm" if socket_path else "cold"] = proc.returncode
+    assert ends["warm"] == ends["cold"] != 0, ends
+
+
+def test_a_killed_program_takes_its_job_with_it(server, tmp_path):
+    path, log = server
+    proc = _held_job(tmp_path, path)
+    _wait_for(lambda: any(line.startswith("warm score") for line in _served(log)))
+    job = int(_served(log)[-1].split()[2])
+    _wait_for(lambda: _opening_fifo(job))
+    proc.kill()
+    proc.wait()
+    _wait_for(lambda: not Path(f"/proc/{job}").exists() or "Z" in Path(f"/proc/{job}/stat").read_text().split()[2])
+
+
+# -- who may have a job run ------------------------------------------------------------------------------
+def _as_nobody(path: str) -> str:
+    """Connect to the server as uid/gid 65534 (the tests run as root) and send it a stage job: what
+    happened, in one line (a fork that drops to that user; its own interpreter could not be run)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        line = b""
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            body = {"argv": ["specsnap", "score", "--trial", "t", "--from", "a", "--stage-dir", "b"], "env": {},
+                    "cwd": "/", "umask": 0o022, "executable": os.path.realpath(sys.executable)}
+            line = f"answer {_request(path, body)!r}".encode()
+        except OSError as exc:
+            line = f"refused {exc.errno}".encode()
+        finally:
+            os.write(write, line)
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    with os.fdopen(read, "rb") as fh:
+        return fh.read().decode()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to become another user")
+def test_another_user_cannot_reach_the_server_nor_have_a_job_run(server, tmp_path):
+    path, log = server
+    assert _as_nobody(path) == "refused 13"  # its directory is the user's only
+    # Past the directory (opened up by hand), the server itself says no: it checks who connected.
+    os.chmod(os.path.dirname(path), 0o755)
+    os.chmod(path, 0o777)
+    assert _as_nobody(path) in ("answer b''", "refused 104", "refused 32")  # (hung up on, mid-request or after)
+    assert _served(log) == ["refused another user"]
+
+
+def test_an_agent_in_its_sandbox_cannot_see_the_server(server, isolated_backend, make_sandbox, tmp_path):
+    path, _ = server
+    sandbox, home = make_sandbox(), tmp_path / "home"
+    home.mkdir()
+    code, out, _ = isolated_backend.run(
+        ["sh", "-c", f'ls -d "{os.path.dirname(path)}" "{path}" 2>/dev/null; echo "env:${warm.ENV}"'],
+        workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert out.decode().strip() == "env:", out
+
+
+# -- the server's life -------------------------------------------------------------------------------------
+def test_the_server_leaves_with_the_process_that_started_it(tmp_path):
+    started = subprocess.run([sys.executable, "-c", "from sdcs_bench import warm; print(warm.start(wait_s=60))"],
+                             capture_output=True, text=True, timeout=120, env=_env(tmp_path, None))
+    path = started.stdout.strip()
+    assert path.endswith("socket"), started.stderr
+    _wait_for(lambda: not os.path.exists(path), timeout=30)  # its parent is gone: it removed its socket and left
+    os.rmdir(os.path.dirname(path))
