@@ -46,7 +46,8 @@ onstart:
     if RUN.warm_jobs(workflow, config):
         from sdcs_bench import warm
 
-        warm.start(wait_s=60)  # (its imports done before the first job: every stage job runs warm)
+        # (its imports done before the first job: every stage job runs warm)
+        warm.start(wait_s=60)
 
 
 onsuccess:
