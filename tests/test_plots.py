@@ -36,11 +36,16 @@ def test_the_survival_map_is_the_share_of_valid_trials_passing_each_requirement(
     assert mat.loc["p · State_MD_Only", "R-1"] == 0.0 and mat.loc["p · State_MD_Only", "R-2"] == 1.0
 
 
-def test_plots_are_written_labelled_and_reproducible(tmp_path):
+def test_plots_are_written_labelled_and_reproducible(tmp_path, monkeypatch):
+    """The same files every time, drawn one by one or side by side in worker processes (the
+    aggregate job's threads, as Snakemake gives them)."""
     cards = _cards()
     board = make_board(cards)
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
     first = write_plots(tmp_path / "one", cards, board, "s")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
     second = write_plots(tmp_path / "two", cards, board, "s")
+    assert [p.name for p in first] == [p.name for p in second]
     names = sorted(p.name for p in first)
     assert names == sorted(f"{n}.{e}" for n in ("net_by_arm", "tokens_vs_net", "requirement_survival")
                            for e in ("png", "svg"))

@@ -27,6 +27,8 @@ rule aggregate:
         STUDY.benchmark("aggregate", "aggregate")
     conda:
         "../envs/specsnap.yaml"
+    # (its plots are drawn side by side)
+    threads: 2
     params:
         run_dir=declared(lambda wildcards, output: os.path.dirname(output.scorecards)),
     shell:

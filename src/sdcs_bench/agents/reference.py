@@ -73,7 +73,7 @@ class ReferenceHarness(Harness):
         params = policy_params(self.cfg, ctx.arm.notes_file)
         if params.get("on_missing_fact"):  # a fact-driven policy on a coherence workload
             return Invocation(
-                argv=[sys.executable, "-I", "-B", str(FACT_POLICY_SCRIPT)],
+                argv=[sys.executable, "-I", "-S", "-B", str(FACT_POLICY_SCRIPT)],
                 stdin=json.dumps(fact_briefing(params, ctx.session.prompt, ctx.workload)).encode(),
                 ro_binds=[FACT_POLICY_SCRIPT],
                 network=False,
@@ -103,8 +103,8 @@ class ReferenceHarness(Harness):
             "pause_s": pause_between_actions(ctx),
             **({"continuation": ctx.continuation} if ctx.continuation else {}),
         }
-        return Invocation(
-            argv=[sys.executable, "-I", "-B", str(POLICY_SCRIPT)],
+        return Invocation(  # (-S: a policy is the standard library only; the site's .pth files cost 45 ms a start)
+            argv=[sys.executable, "-I", "-S", "-B", str(POLICY_SCRIPT)],
             stdin=json.dumps(briefing).encode(),
             ro_binds=[POLICY_SCRIPT, POLICY_RULES],
             network=False,

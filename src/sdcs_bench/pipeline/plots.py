@@ -81,15 +81,49 @@ def write_plots(out_dir: Path, scorecards: pd.DataFrame, board: pd.DataFrame, st
 
     scorecards = scorecards.assign(source=[source_label(*r) for r in
                                            scorecards[["agent_kind", "model", "harness"]].itertuples(index=False)])
-    written = [*_net_by_arm(plt, out_dir, board, study), *_tokens_vs_net(plt, out_dir, scorecards, board, study),
-               *_requirement_survival(plt, out_dir, scorecards, study)]
+    plots = [(_net_by_arm, (out_dir, board, study)), (_tokens_vs_net, (out_dir, scorecards, board, study)),
+             (_requirement_survival, (out_dir, scorecards, study))]
     if board["withheld_k"].notna().any():
-        written += _withholding(plt, out_dir, board, study)
-    written += _survival_curve(plt, out_dir, board, study)
-    written += _resume_cost(plt, out_dir, scorecards, study)
-    written += _continuation_modes(plt, out_dir, board, study)
+        plots.append((_withholding, (out_dir, board, study)))
+    plots += [(_survival_curve, (out_dir, board, study)), (_resume_cost, (out_dir, scorecards, study)),
+              (_continuation_modes, (out_dir, board, study))]
+    written = [path for paths in _render_all(plt, plots) for path in paths]
     plt.close("all")
     return written
+
+
+_PENDING: list = []  # the plots a forked worker renders, by index (inherited: nothing is pickled but an index)
+
+
+def _render(index: int) -> list[Path]:
+    draw, args = _PENDING[index]
+    return draw(_pyplot(), *args)
+
+
+def _workers() -> int:
+    """How many plots are drawn at once: the job's threads as Snakemake gives them
+    (``OMP_NUM_THREADS``), else this machine's cores, at most 4."""
+    import os
+
+    given = os.environ.get("OMP_NUM_THREADS", "")
+    return max(1, min(4, int(given) if given.isdigit() else len(os.sched_getaffinity(0))))
+
+
+def _render_all(plt, plots: list) -> list[list[Path]]:
+    """Draw each plot, in forked worker processes when more than one core is the job's (a plot is a
+    second of matplotlib's layout; the files are the same either way)."""
+    workers = min(_workers(), len(plots))
+    if workers < 2:
+        return [draw(plt, *args) for draw, args in plots]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _PENDING[:] = plots
+    try:
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return list(pool.map(_render, range(len(plots))))
+    finally:
+        _PENDING.clear()
 
 
 def _grid(plt, n: int, width: float = 4.2, height: float = 3.0):

@@ -35,4 +35,4 @@ class LocalBackend(Backend):
                 stacklevel=3,
             )
             LocalBackend._warned = True
-        return [*self.confinement(workdir), sys.executable, "-I", "-B", str(REAPER), "--", *argv]
+        return [*self.confinement(workdir), sys.executable, "-I", "-S", "-B", str(REAPER), "--", *argv]
