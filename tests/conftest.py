@@ -176,3 +176,16 @@ def replay_pairs(tmp_path_factory):
         return cache[agent]
 
     return get
+
+
+def two_session_jobs(plan: Path, out: Path) -> list[list[str]]:
+    """The stage jobs of a two-session trial (scaffold, both sessions, score), as the rules write
+    them, for its plan file ``plan`` and its trial directory ``out``."""
+    return [["scaffold-sandbox", "--trial", str(plan), "--stage-dir", str(out / "scaffold")],
+            ["run-session", "--trial", str(plan), "--session", "1", "--from", str(out / "scaffold"),
+             "--stage-dir", str(out / "session_1")],
+            ["run-session", "--trial", str(plan), "--session", "2", "--from", str(out / "session_1"),
+             "--stage-dir", str(out / "session_2")],
+            ["score", "--trial", str(plan), "--from", str(out / "session_2"), "--stage-dir", str(out / "score"),
+             "--session-record", str(out / "session_1" / "stage.json"),
+             "--session-record", str(out / "session_2" / "stage.json")]]

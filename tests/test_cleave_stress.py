@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from harness_support import agent_cfg
 
 from sdcs_bench.trial import config
@@ -27,17 +28,17 @@ from sdcs_bench.session.runner import run_session
 from sdcs_bench.trial.workload import load_workload
 from sdcs_bench.trial.workload_model import CleaveRule
 
+sys.path.insert(0, str(ROOT / "bench"))
+from hogs import Hogs  # noqa: E402  (bench/hogs.py: the load the benches put beside a study)
+
 TOTAL = int(os.environ.get("SPECSNAP_STRESS_SESSIONS", "200"))
 
 
 @pytest.fixture(scope="module")
 def loaded_machine():
     """Keep every core busy for the whole module: no timing margin may depend on an idle machine."""
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
-    yield len(burners)
-    for proc in burners:
-        proc.kill()
-        proc.wait()
+    with Hogs(cpu=os.cpu_count() or 2) as hogs:
+        yield hogs.cpu
 
 
 def _pristine(tmp_path: Path, workload_id: str, arm_name: str) -> Path:
@@ -169,18 +170,10 @@ def test_reference_trials_land_on_their_closed_forms_under_a_cpu_and_an_io_hog(t
     import pandas as pd
     from test_pipeline import run_grid
 
-    hog = tmp_path / "io-hog"
-    writer = subprocess.Popen([sys.executable, "-c", (
-        "import os, sys\nd = sys.argv[1]\nos.makedirs(d, exist_ok=True)\nblock = os.urandom(1 << 20)\n"
-        "i = 0\nwhile True:\n    p = os.path.join(d, str(i % 8))\n    with open(p, 'wb') as f:\n"
-        "        f.write(block * 8); f.flush(); os.fsync(f.fileno())\n    i += 1\n"), str(hog)])
-    try:
+    with Hogs(cpu=0, io_dir=tmp_path / "io-hog"):  # (beside the module's CPU hogs)
         board, run = run_grid(tmp_path / "work", "cut_sweep", "loaded", workload=["tier_2"], arm=["State_MD_Only"],
                               agent=["ref_oracle", "ref_verbatim_notes", "ref_reverter"],
                               variant=["none", "cut_nth_2", "cut_nth_3", "cut_turns_2"])
-    finally:
-        writer.kill()
-        writer.wait()
     cards = pd.read_csv(run / "scorecards.csv")
     assert cards["valid"].all(), cards.loc[~cards["valid"], ["trial", "invalid_reasons"]].to_string()
     assert cards["matches_expected"].all(), cards.loc[~cards["matches_expected"].astype(bool), "trial"].tolist()

@@ -167,7 +167,7 @@ LAYERS = {
 def test_a_reference_trials_stages_record_every_layer_the_breakdown_names(tmp_path):
     """The stages of one two-session reference trial, run as the rules run them (through the
     ``specsnap`` program's entry), each leave one line naming every layer it passed through."""
-    from conftest import ROOT
+    from conftest import ROOT, two_session_jobs
 
     env = {**os.environ, "SPECSNAP_ROOT": str(ROOT), "SPECSNAP_WORK_ROOT": str(tmp_path / "work")}
     env.pop("SPECSNAP_SPANS", None)
@@ -178,14 +178,7 @@ def test_a_reference_trials_stages_record_every_layer_the_breakdown_names(tmp_pa
     plan, out = results / "smoke" / "plan" / "trials" / f"{trial}.json", results / "smoke" / "trials" / trial
     spans = tmp_path / "spans.jsonl"
     entry = [sys.executable, "-m", "sdcs_bench.entry"]
-    jobs = [["scaffold-sandbox", "--trial", str(plan), "--stage-dir", str(out / "scaffold")],
-            ["run-session", "--trial", str(plan), "--session", "1", "--from", str(out / "scaffold"),
-             "--stage-dir", str(out / "session_1")],
-            ["run-session", "--trial", str(plan), "--session", "2", "--from", str(out / "session_1"),
-             "--stage-dir", str(out / "session_2")],
-            ["score", "--trial", str(plan), "--from", str(out / "session_2"), "--stage-dir", str(out / "score"),
-             "--session-record", str(out / "session_1" / "stage.json"),
-             "--session-record", str(out / "session_2" / "stage.json")]]
+    jobs = two_session_jobs(plan, out)
     for job in jobs:
         proc = subprocess.run([*entry, *job], env={**env, "SPECSNAP_SPANS": str(spans)}, cwd=ROOT,
                               capture_output=True, text=True, timeout=300)

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, two_session_jobs
 
 from sdcs_bench import warm
 
@@ -55,17 +55,6 @@ def _program(*argv: str, env: dict[str, str], cwd: Path = ROOT, **kw) -> subproc
                           text=True, timeout=300, **kw)
 
 
-def _trial_jobs(plan: Path, out: Path) -> list[list[str]]:
-    return [["scaffold-sandbox", "--trial", str(plan), "--stage-dir", str(out / "scaffold")],
-            ["run-session", "--trial", str(plan), "--session", "1", "--from", str(out / "scaffold"),
-             "--stage-dir", str(out / "session_1")],
-            ["run-session", "--trial", str(plan), "--session", "2", "--from", str(out / "session_1"),
-             "--stage-dir", str(out / "session_2")],
-            ["score", "--trial", str(plan), "--from", str(out / "session_2"), "--stage-dir", str(out / "score"),
-             "--session-record", str(out / "session_1" / "stage.json"),
-             "--session-record", str(out / "session_2" / "stage.json")]]
-
-
 # -- a job ends as it would have cold -----------------------------------------------------------------
 def test_a_reference_trial_run_warm_scores_as_it_does_cold(server, tmp_path):
     path, log = server
@@ -76,13 +65,13 @@ def test_a_reference_trial_run_warm_scores_as_it_does_cold(server, tmp_path):
     cards = {}
     for mode, socket_path in (("cold", None), ("warm", path)):
         out = tmp_path / mode
-        for job in _trial_jobs(plan, out):
+        for job in two_session_jobs(plan, out):
             proc = _program(*job, env=_env(tmp_path, socket_path))
             assert proc.returncode == 0, proc.stderr[-3000:]
         cards[mode] = json.loads((out / "score" / "scorecard.json").read_text())
         session = json.loads((out / "session_1" / "stage.json").read_text())
         assert session["session"]["status"] == "cleaved"
-    assert [line.split()[:2] for line in _served(log)] == [["warm", job[0]] for job in _trial_jobs(plan, tmp_path)]
+    assert [line.split()[:2] for line in _served(log)] == [["warm", job[0]] for job in two_session_jobs(plan, tmp_path)]
     from sdcs_bench.pipeline.rows import scorecard_row
 
     rows = {mode: scorecard_row(card) for mode, card in cards.items()}
@@ -253,3 +242,21 @@ def test_the_server_leaves_with_the_process_that_started_it(tmp_path):
     assert path.endswith("socket"), started.stderr
     _wait_for(lambda: not os.path.exists(path), timeout=30)  # its parent is gone: it removed its socket and left
     os.rmdir(os.path.dirname(path))
+
+
+@pytest.mark.parametrize("local,main,in_storage,asked,wanted", [
+    (True, True, False, True, True),
+    (True, True, False, "true", True),
+    (True, True, False, "false", False),  # warm_jobs=false
+    (False, True, False, True, False),  # a cluster's jobs (SLURM, Kubernetes) run on other machines
+    (True, False, False, True, False),  # a job's own Snakemake process (on a node) starts no server
+    (True, True, True, True, False),  # no shared file system
+])
+def test_a_server_is_started_only_for_a_local_runs_main_process(local, main, in_storage, asked, wanted):
+    from types import SimpleNamespace
+
+    from sdcs_bench.pipeline.startup import Run
+
+    run = Run(root=ROOT, study="smoke", results="results", name="smoke", subset=None, in_storage=in_storage, cells={})
+    workflow = SimpleNamespace(local_exec=local, is_main_process=main)
+    assert run.warm_jobs(workflow, {"warm_jobs": asked}) is wanted

@@ -3,7 +3,8 @@ on a coherence workload (docs/coherence.md).
 
 Runs as its own process inside the sandbox, like any harness, and changes the repository only
 through the file system and git, so the cleave controller stops it exactly as it stops a real
-agent. It needs only the standard library: the sandbox exposes this one file, never the project.
+agent. It needs only the standard library: the sandbox exposes this file and the channel to the
+controller beside it (``policy_channel.py``), never the project.
 
 Its briefing arrives on stdin as JSON, the way a real agent's knowledge arrives from its model:
   params  the behaviour preset (conf/agent/ref_every_fact.yaml and its siblings)
@@ -18,6 +19,10 @@ edited earlier (a template with the value filled in). When a value is missing, `
 decides: ``skip`` proceeds without it (writes what needs no value and says nothing), ``fabricate``
 creates or fills the secret's file with a value of its own and goes on, ``abstain`` leaves the
 motif alone and ends by saying it is blocked and asking for the value.
+
+In a session cut at an edit (``handshake`` in the briefing) it asks the session's controller after
+each file it writes whether it may go on, and waits (the cut handshake, ``policy_channel.py``): the
+cut lands exactly at any load. Otherwise it pauses ``turn_delay_s`` after each file it writes.
 
 Every action is one JSON line on stdout (``t`` the time), logged before it is carried out: ``read_file``,
 ``fact`` / ``missing_fact`` (where a value came from, never the value), ``write_file`` (path,
@@ -35,6 +40,19 @@ import sys
 import time
 from pathlib import Path
 
+def _load_channel():
+    """``policy_channel.py``, bound into the sandbox beside this file and loaded by its path."""
+    import importlib.util
+
+    path = Path(__file__).resolve().with_name("policy_channel.py")
+    spec = importlib.util.spec_from_file_location("specsnap_policy_channel", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+channel = _load_channel()
+
 VALUE = "{value}"
 NOTES_HEADING = "## Facts (values read from the workspace)"
 
@@ -51,6 +69,9 @@ class FactAgent:
         self.params = briefing["params"]
         self.prompt = briefing["prompt"]
         self.facts = briefing["facts"]
+        self.handshake = bool(briefing.get("handshake"))
+        self.pause_s = float(briefing.get("pause_s") or 0)
+        self.asked = 0
         self.turns = 0
 
     # -- acting on the world ------------------------------------------------------------------
@@ -60,7 +81,17 @@ class FactAgent:
         print(json.dumps({"turn": self.turns, "action": action, "t": t, **detail}), flush=True)
 
     def pause(self) -> None:
-        time.sleep(float(self.params.get("turn_delay_s", 0)))
+        """After a write: in a session cut at an edit, the cut handshake, then ``pause_s`` (a later
+        session's gap between writes it records); else ``turn_delay_s``."""
+        if not self.handshake:
+            time.sleep(float(self.params.get("turn_delay_s", 0)))
+            return
+        self.asked += 1
+        if not channel.ask(channel.go_name(self.asked)):
+            self.log("go_unanswered")
+            sys.exit(3)
+        if self.pause_s:
+            time.sleep(self.pause_s)
 
     @staticmethod
     def git(*args: str) -> subprocess.CompletedProcess:

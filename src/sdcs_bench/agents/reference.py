@@ -14,15 +14,19 @@ from sdcs_bench.trial.standards import policy_briefing
 
 POLICY_SCRIPT = Path(__file__).with_name("reference_policy.py")
 FACT_POLICY_SCRIPT = Path(__file__).with_name("fact_policy.py")
+POLICY_CHANNEL = Path(__file__).with_name("policy_channel.py")  # both scripts ask the controller through it
 POLICY_RULES = Path(__file__).resolve().parents[1] / "trial" / "policy_rules.py"  # loaded by the policy, by path
 
 
-def fact_briefing(params: dict, prompt: str, workload) -> dict:
+def fact_briefing(params: dict, prompt: str, workload, *, handshake: bool = False, pause_s: float = 0.0) -> dict:
     """A fact-driven policy's briefing (docs/coherence.md): per motif, where its secret lives and
-    every file the sprint asks for as a template. No value: those it must find in the sandbox."""
+    every file the sprint asks for as a template. No value: those it must find in the sandbox. With
+    ``handshake`` (a session cut at an edit) it asks the controller after each write."""
     return {
         "params": dict(params),
         "prompt": prompt,
+        "handshake": handshake,
+        "pause_s": pause_s,
         "facts": [
             {"id": m.id, "index": m.index, "secret": m.secret, "name": m.name,
              "edits": [{"path": e.path, "template": e.template.read_text()} for e in m.edits]}
@@ -74,8 +78,9 @@ class ReferenceHarness(Harness):
         if params.get("on_missing_fact"):  # a fact-driven policy on a coherence workload
             return Invocation(
                 argv=[sys.executable, "-I", "-S", "-B", str(FACT_POLICY_SCRIPT)],
-                stdin=json.dumps(fact_briefing(params, ctx.session.prompt, ctx.workload)).encode(),
-                ro_binds=[FACT_POLICY_SCRIPT],
+                stdin=json.dumps(fact_briefing(params, ctx.session.prompt, ctx.workload, handshake=cut_handshake(ctx),
+                                               pause_s=pause_between_actions(ctx))).encode(),
+                ro_binds=[FACT_POLICY_SCRIPT, POLICY_CHANNEL],
                 network=False,
             )
         # a stochastic policy (agents/stochastic.py) is told only the requirements it keeps in this trial
@@ -106,7 +111,7 @@ class ReferenceHarness(Harness):
         return Invocation(  # (-S: a policy is the standard library only; the site's .pth files cost 45 ms a start)
             argv=[sys.executable, "-I", "-S", "-B", str(POLICY_SCRIPT)],
             stdin=json.dumps(briefing).encode(),
-            ro_binds=[POLICY_SCRIPT, POLICY_RULES],
+            ro_binds=[POLICY_SCRIPT, POLICY_RULES, POLICY_CHANNEL],
             network=False,
         )
 

@@ -53,24 +53,21 @@ import tempfile
 import time
 from pathlib import Path
 
-METER_ASK = Path(".git/specsnap")
-METER_WAIT_S = 60.0  # no answer in this time: the watcher is gone, and the policy stops
-
-
-def _load_rules():
-    """The decision rules this policy shares with its closed form (``trial/policy_rules.py``, bound
-    into the sandbox beside this file and loaded by its path: the sandbox has no SpecSnap package)."""
+def _load(path: Path):
+    """A module of the standard library only, bound into the sandbox and loaded by its path (the
+    sandbox has no SpecSnap package)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "trial" / "policy_rules.py"
-    spec = importlib.util.spec_from_file_location("specsnap_policy_rules", path)
+    spec = importlib.util.spec_from_file_location(f"specsnap_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
 
-rules = _load_rules()
+# The decision rules this policy shares with its closed form, and the channel to the controller.
+rules = _load(Path(__file__).resolve().parents[1] / "trial" / "policy_rules.py")
+channel = _load(Path(__file__).resolve().with_name("policy_channel.py"))
 
 
 def _sha256(data: bytes) -> str:
@@ -142,24 +139,14 @@ class Agent:
         has judged every write made before the question; at the cut it never comes and the policy is
         killed here."""
         self.asked += 1
-        self.ask(f"go.{os.getpid()}.{self.asked}.{os.urandom(4).hex()}")  # (never an earlier session's name)
+        self.ask(channel.go_name(self.asked))
 
     def ask(self, name: str, question: str = "", *, wait: bool = True, unanswered: dict | None = None) -> None:
-        """Put a question to the session's controller (the file ``name`` in the control directory,
-        written whole) and, with ``wait``, wait for its answer (``ack.<name>``). No answer in
-        ``METER_WAIT_S``: the watcher is gone, and the policy stops (``<kind>_unanswered``)."""
-        tmp = METER_ASK / f"{name}.tmp"
-        tmp.write_text(question)
-        tmp.rename(METER_ASK / name)
-        if not wait:
-            return
-        ack = METER_ASK / f"ack.{name}"
-        deadline = time.monotonic() + METER_WAIT_S
-        while not ack.exists():
-            if time.monotonic() > deadline:
-                self.log(f"{name.split('.')[0]}_unanswered", **(unanswered or {}))
-                sys.exit(3)
-            time.sleep(0.002)
+        """Put a question to the session's controller (``policy_channel.py``) and, with ``wait``, wait
+        for its answer. None in time: the watcher is gone, and the policy stops (``<kind>_unanswered``)."""
+        if not channel.ask(name, question, wait=wait):
+            self.log(f"{name.split('.')[0]}_unanswered", **(unanswered or {}))
+            sys.exit(3)
 
     @staticmethod
     def git(*args: str, patch: str | None = None, cwd: str | None = None) -> subprocess.CompletedProcess:
