@@ -33,10 +33,11 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--cpu-hogs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--no-io-hog", action="store_true")
+    parser.add_argument("--keep", type=Path, help="run in this directory and keep it (default: a temporary one)")
     args = parser.parse_args()
     before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or Path(scratch)
         env = {**os.environ, "SPECSNAP_WORK_ROOT": str(tmp / "work")}
         config = [f"study={args.study}", "name=loaded"]
         if args.override:
@@ -54,7 +55,8 @@ def main() -> None:
           + (f" ({int(no_form.sum())} without one)" if no_form.any() else ""))
     print(f"  valid: {int(cards['valid'].sum())}/{len(cards)}")
     for row in cards[~matched].itertuples():
-        print(f"  OFF: {row.trial}: raw {row.raw}, net {row.net}, valid {row.valid}")
+        print(f"  OFF: {row.trial}: raw {row.raw}, net {row.net}, valid {row.valid}"
+              + (f" ({row.invalid_reasons})" if not row.valid else ""))
     print(f"  {wall:.1f} s wall ({wall / 60:.1f} min)")
     print(f"  {hogs.summary()}")
     print(f"  load average before: {' '.join(f'{x:.2f}' for x in before)}; at the run's end: "
