@@ -40,6 +40,7 @@ _STATUS = struct.Struct("!ci")  # b"X" exit status | b"S" signal number
 _MAX_REQUEST = 4 << 20  # a command line and its environment
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
 COLD, STARTED = b"C", b"R"
+_START_TIMEOUT_S = 60.0  # a server that has not started the job by then is not used (the program runs it)
 
 # What the stages run (each stage imports only its own part when it starts cold: docs/benchmarks.md).
 PRELOAD = (
@@ -73,6 +74,7 @@ def delegate(argv: list[str]) -> int | None:
     if not path:
         return None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(_START_TIMEOUT_S)
     try:
         sock.connect(path)
         umask = os.umask(0o022)
@@ -82,12 +84,13 @@ def delegate(argv: list[str]) -> int | None:
         sock.sendmsg([_HEADER.pack(len(request))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
         sock.sendall(request)
         answer = sock.recv(1)
-    except OSError:
+    except OSError:  # (a timeout too: a job started after it sees the program gone, and is taken down)
         sock.close()
         return None  # nothing was started: the program runs the job itself
     if answer != STARTED:
         sock.close()
         return None
+    sock.settimeout(None)
     previous = {sig: signal.signal(sig, lambda signum, _frame: _forward(sock, signum)) for sig in _FORWARDED}
     status = _read_status(sock)
     for sig, handler in previous.items():
@@ -311,7 +314,10 @@ def _handle(conn: socket.socket) -> None:
         pass  # (the job did it first)
     for fd in fds:
         os.close(fd)
-    conn.sendall(STARTED)
+    try:
+        conn.sendall(STARTED)
+    except OSError:
+        pass  # the program is gone already: the loop below sees it and takes the job down
     _note(f"warm {args.verb} {pid}")
     pidfd = os.pidfd_open(pid)
     watched = [conn, pidfd]
@@ -319,7 +325,10 @@ def _handle(conn: socket.socket) -> None:
         ready, _, _ = select.select(watched, [], [])
         if pidfd in ready:
             break
-        data = conn.recv(64)
+        try:
+            data = conn.recv(64)
+        except OSError:
+            data = b""
         if not data:  # the program is gone: so is its job
             watched.remove(conn)
             _signal_group(pid, signal.SIGKILL)
