@@ -82,15 +82,19 @@ def test_a_reference_trial_run_warm_scores_as_it_does_cold(server, tmp_path):
 
 def test_exit_status_output_and_working_directory_are_the_jobs(server, tmp_path):
     """A job's error: its one line on the program's stderr, its status the program's, a relative path
-    read from the program's working directory (not the server's)."""
+    read from the program's working directory (there the trial file exists, and is broken; from the
+    server's it would not exist)."""
     path, log = server
     where = tmp_path / "elsewhere"
     where.mkdir()
-    argv = ["score", "--trial", "nothere.json", "--from", "a", "--stage-dir", "b"]
+    (where / "broken.json").write_text("{")
+    argv = ["score", "--trial", "broken.json", "--from", "a", "--stage-dir", "b"]
     cold = _program(*argv, env=_env(tmp_path, None), cwd=where)
     hot = _program(*argv, env=_env(tmp_path, path), cwd=where)
     assert (hot.returncode, hot.stdout, hot.stderr) == (cold.returncode, cold.stdout, cold.stderr)
-    assert hot.returncode == 2 and "nothere.json does not exist" in hot.stderr
+    assert hot.returncode == 2 and "broken.json" in hot.stderr and "does not exist" not in hot.stderr
+    assert _served(log)[-1].startswith("warm score ")
+    argv = ["score", "--trial", "nothere.json", "--from", "a", "--stage-dir", "b"]
     assert _served(log)[-1].startswith("warm score ")
     logged = tmp_path / "job.log"  # --log: the job's output into its file, its error also on the terminal
     hot = _program("--log", str(logged), *argv, env=_env(tmp_path, path), cwd=where)
@@ -116,19 +120,25 @@ def _request(path: str, body: dict, *, fds=(0, 1, 2)) -> bytes:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
         data = json.dumps(body).encode()
-        sock.sendmsg([warm._HEADER.pack(len(data))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
-        sock.sendall(data)
-        sock.settimeout(30)
-        return sock.recv(1)
+        try:
+            sock.sendmsg([warm._HEADER.pack(len(data))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+            sock.sendall(data)
+            sock.settimeout(30)
+            return sock.recv(1)
+        except (BrokenPipeError, ConnectionResetError):
+            return b""  # (hung up on while still sending)
 
 
 def test_a_job_for_another_interpreter_runs_cold(server, tmp_path):
     """A job of a conda environment (another Python) is not run by this interpreter's server."""
     path, log = server
-    body = {"argv": ["specsnap", "score", "--trial", "t", "--from", "a", "--stage-dir", "b"], "env": {},
-            "cwd": str(tmp_path), "umask": 0o022, "executable": "/opt/conda/envs/x/bin/python"}
+    body = {"argv": ["specsnap", "score", "--trial", "t", "--from", "a", "--stage-dir", "b"], "env": dict(os.environ),
+            "cwd": str(tmp_path), "umask": 0o022, "executable": "/opt/conda/envs/x/bin/python", "prefix": sys.prefix}
     assert _request(path, body) == warm.COLD
-    assert _served(log) == ["cold another interpreter"]
+    same = {**body, "executable": os.path.realpath(sys.executable)}
+    assert _request(path, {**same, "prefix": "/opt/venvs/other"}) == warm.COLD  # a venv on the same Python
+    assert _request(path, {**same, "env": {**os.environ, "PYTHONHASHSEED": "7"}}) == warm.COLD
+    assert _served(log) == ["cold another interpreter or its settings"] * 3
 
 
 # -- signals -------------------------------------------------------------------------------------------
@@ -173,6 +183,35 @@ def test_a_signal_to_the_program_reaches_the_job_and_ends_both_alike(server, tmp
         proc.communicate(timeout=60)
         ends["warm" if socket_path else "cold"] = proc.returncode
     assert ends["warm"] == ends["cold"] != 0, ends
+
+
+def test_a_job_killed_outright_ends_the_program_by_the_same_signal(server, tmp_path):
+    path, log = server
+    proc = _held_job(tmp_path, path)
+    _wait_for(lambda: any(line.startswith("warm score") for line in _served(log)))
+    job = int(_served(log)[-1].split()[2])
+    _wait_for(lambda: _opening_fifo(job))
+    os.kill(job, signal.SIGKILL)  # (as the kernel's OOM killer would)
+    proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def test_a_malformed_request_runs_nothing(server, tmp_path):
+    """No descriptors, or a length past the bound: the server hangs up (the program then runs the job
+    itself) and starts nothing."""
+    path, log = server
+    body = {"argv": ["specsnap", "score", "--trial", "t", "--from", "a", "--stage-dir", "b"], "env": dict(os.environ),
+            "cwd": str(tmp_path), "umask": 0o022, "executable": os.path.realpath(sys.executable), "prefix": sys.prefix}
+    assert _request(path, body, fds=()) == b""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(path)
+        sock.sendmsg([warm._HEADER.pack(1 << 30)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+        sock.settimeout(30)
+        try:
+            assert sock.recv(1) == b""
+        except ConnectionResetError:
+            pass
+    assert _served(log) == ["refused a malformed request"] * 2
 
 
 def test_a_killed_program_takes_its_job_with_it(server, tmp_path):
@@ -229,9 +268,9 @@ def test_an_agent_in_its_sandbox_cannot_see_the_server(server, isolated_backend,
     sandbox, home = make_sandbox(), tmp_path / "home"
     home.mkdir()
     code, out, _ = isolated_backend.run(
-        ["sh", "-c", f'ls -d "{os.path.dirname(path)}" "{path}" 2>/dev/null; echo "env:${warm.ENV}"'],
+        ["sh", "-c", f'ls -d "{os.path.dirname(path)}" "{path}" 2>/dev/null; echo seen'],
         workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60)
-    assert out.decode().strip() == "env:", out
+    assert out.decode().strip() == "seen", out  # neither the directory nor the socket is there
 
 
 # -- the server's life -------------------------------------------------------------------------------------

@@ -38,7 +38,7 @@ LOG_ENV = "SPECSNAP_WARM_LOG"  # a file the server appends a line to per request
 _HEADER = struct.Struct("!I")
 _STATUS = struct.Struct("!ci")  # b"X" exit status | b"S" signal number
 _MAX_REQUEST = 4 << 20  # a command line and its environment
-_FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+_FORWARDED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2}
 COLD, STARTED = b"C", b"R"
 _START_TIMEOUT_S = 60.0  # a server that has not started the job by then is not used (the program runs it)
 
@@ -71,40 +71,74 @@ def delegate(argv: list[str]) -> int | None:
     """Run this command line in the run's server: its exit status (a signal that ended the job ends
     this process the same way), or None when it must run here (no server, or the server said no)."""
     path = os.environ.get(ENV)
-    if not path:
+    if not path or not _private(os.path.dirname(path)):
         return None
+    caught: list[int] = []  # signals before the job started: passed on once it has, else re-raised here
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+
+    def on_signal(signum, _frame):
+        if caught and caught[0] == -1:
+            _forward(sock, signum)
+        else:
+            caught.append(signum)
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in _FORWARDED
+                if signal.getsignal(sig) is not signal.SIG_IGN}  # (an ignored one, as under nohup, stays so)
     sock.settimeout(_START_TIMEOUT_S)
     try:
         sock.connect(path)
+        if _peer_uid(sock) != os.getuid():
+            raise PermissionError("the server is another user's")
         umask = os.umask(0o022)
         os.umask(umask)
         request = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": umask,
-                              "executable": os.path.realpath(sys.executable)}).encode()
+                              "executable": os.path.realpath(sys.executable), "prefix": sys.prefix}).encode()
         sock.sendmsg([_HEADER.pack(len(request))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
         sock.sendall(request)
         answer = sock.recv(1)
     except OSError:  # (a timeout too: a job started after it sees the program gone, and is taken down)
+        answer = b""
+    if answer != STARTED:  # nothing was started: the program runs the job itself
         sock.close()
-        return None  # nothing was started: the program runs the job itself
-    if answer != STARTED:
-        sock.close()
+        _restore(previous, caught)
         return None
     sock.settimeout(None)
-    previous = {sig: signal.signal(sig, lambda signum, _frame: _forward(sock, signum)) for sig in _FORWARDED}
+    for signum in caught:
+        _forward(sock, signum)
+    caught[:] = [-1]  # (from now on each signal is passed on as it comes)
     status = _read_status(sock)
-    for sig, handler in previous.items():
-        signal.signal(sig, handler)
+    _restore(previous, [])
     sock.close()
     if status is None:
         print("specsnap: error: the run's job server stopped before this job ended", file=sys.stderr)
         return 1
     kind, value = status
     if kind == b"S":
-        signal.signal(value, signal.SIG_DFL)
+        if value not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(value, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {value})
         os.kill(os.getpid(), value)
         return 128 + value
     return value
+
+
+def _restore(previous: dict, caught: list[int]) -> None:
+    """Put back the program's own signal handlers; a signal caught before any job started is then
+    delivered to this process as if nothing had been in between."""
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+    for signum in caught:
+        os.kill(os.getpid(), signum)
+
+
+def _private(directory: str) -> bool:
+    """The server's directory is this user's and closed to everyone else (else it is not used: a
+    stale name in a shared /tmp could be anyone's)."""
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def _forward(sock: socket.socket, signum: int) -> None:
@@ -277,6 +311,16 @@ def _receive(conn: socket.socket) -> tuple[dict, list[int]] | None:
     return json.loads(body), list(fds)
 
 
+def _same_python(request: dict) -> bool:
+    """The job would run on this interpreter, in this environment, with the settings that shape an
+    interpreter as it starts (``PYTHON*``, the locale): else it runs cold."""
+    if request.get("executable") != os.path.realpath(sys.executable) or request.get("prefix") != sys.prefix:
+        return False
+    env = request.get("env") or {}
+    shaping = {k for k in (*env, *os.environ) if k.startswith(("PYTHON", "LC_")) or k in ("LANG", "LANGUAGE")}
+    return all(env.get(k) == os.environ.get(k) for k in shaping)
+
+
 def _handle(conn: socket.socket) -> None:
     """One request, in a process of its own: refuse it (the program then runs the job itself), or
     run the job in a child and report how it ended, passing on the signals the program forwards."""
@@ -284,18 +328,23 @@ def _handle(conn: socket.socket) -> None:
 
     from sdcs_bench import jobs
 
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # (this process waits for the job; the job gets the signals)
+    # The signals a job may be sent are held (blocked) here and in the job until it is set up, then
+    # delivered with the job's own dispositions: one sent as the job starts is never lost.
+    signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED)
+    for sig in _FORWARDED:
+        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
     if _peer_uid(conn) != os.getuid():
         _note("refused another user")
         return
+    conn.settimeout(_START_TIMEOUT_S)
     received = _receive(conn)
     if received is None:
         _note("refused a malformed request")
         return
     request, fds = received
     args = None
-    if request.get("executable") != os.path.realpath(sys.executable):
-        _note("cold another interpreter")
+    if not _same_python(request):
+        _note("cold another interpreter or its settings")
     else:
         args = jobs.parse(list(request["argv"][1:]))
         if args is None:
@@ -305,21 +354,35 @@ def _handle(conn: socket.socket) -> None:
             os.close(fd)
         conn.sendall(COLD)
         return
+    me = os.getpid()
     pid = os.fork()
     if pid == 0:
-        _run_job(request, fds, args, conn)
+        _run_job(request, fds, args, conn, me)
+    try:
+        _supervise(conn, pid, fds, args.verb, select)
+    except BaseException:
+        _signal_group(pid, signal.SIGKILL)  # (no job without its supervisor)
+        raise
+
+
+def _supervise(conn: socket.socket, pid: int, fds: list[int], verb: str, select) -> None:
+    """Tell the program its job started, pass on its signals, and report how the job ended."""
     try:
         os.setpgid(pid, pid)
     except OSError:
         pass  # (the job did it first)
     for fd in fds:
         os.close(fd)
+    pidfd = os.pidfd_open(pid)  # (before the program hears of the job: a failure here leaves none running)
+    conn.settimeout(None)
     try:
         conn.sendall(STARTED)
     except OSError:
         pass  # the program is gone already: the loop below sees it and takes the job down
-    _note(f"warm {args.verb} {pid}")
-    pidfd = os.pidfd_open(pid)
+    try:
+        _note(f"warm {verb} {pid}")
+    except OSError:
+        pass
     watched = [conn, pidfd]
     while True:
         ready, _, _ = select.select(watched, [], [])
@@ -353,20 +416,22 @@ def _signal_group(pid: int, signum: int) -> None:
         pass
 
 
-def _run_job(request: dict, fds: list[int], args, conn: socket.socket) -> None:
+def _run_job(request: dict, fds: list[int], args, conn: socket.socket, supervisor: int) -> None:
     """In the job's process: become the program that sent the request, run the job, exit as it would."""
     import atexit
-    import io
+    import ctypes
     import tempfile
+    import time
     import traceback
 
     code: int = 1
+    interrupted = False
     try:
         os.setpgid(0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: not without its supervisor
+        if os.getppid() != supervisor:
+            return  # (it was gone before that took hold)
         conn.close()
-        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for fd in fds:
@@ -378,15 +443,16 @@ def _run_job(request: dict, fds: list[int], args, conn: socket.socket) -> None:
         os.environ.update(request["env"])
         sys.argv = list(request["argv"])
         tempfile.tempdir = None  # (TMPDIR is the job's)
+        time.tzset()
         from sdcs_bench.core import timing
 
         timing.configure()
-        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=os.isatty(1))
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True,
-                                      errors="backslashreplace")
+        sys.stdin = open(0, "r", closefd=False)
+        sys.stdout = open(1, "w", buffering=1 if os.isatty(1) else -1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
         from sdcs_bench import jobs
 
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _FORWARDED)  # (what was sent meanwhile arrives now)
         try:
             jobs.run(args)
             code = 0
@@ -394,14 +460,22 @@ def _run_job(request: dict, fds: list[int], args, conn: socket.socket) -> None:
             code = _exit_code(exc.code)
         except KeyboardInterrupt:
             traceback.print_exc()
-            _flush()
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGINT)
+            interrupted = True
         except BaseException:
             traceback.print_exc()
             code = 1
         atexit._run_exitfuncs()
         _flush()
+        if interrupted:  # as the interpreter ends on an uncaught ^C: by the signal itself
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:  # (taking the request on failed: said on its stderr, status 1)
+        import traceback
+
+        try:
+            os.write(2, ("specsnap: internal error in the warm job server\n" + traceback.format_exc()).encode())
+        except OSError:
+            pass
     finally:
         os._exit(code)
 
