@@ -9,6 +9,7 @@ from __future__ import annotations
 import array
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -273,6 +274,43 @@ def test_an_agent_in_its_sandbox_cannot_see_the_server(server, isolated_backend,
     assert out.decode().strip() == "seen", out  # neither the directory nor the socket is there
 
 
+PROBE = """
+import array, json, socket, struct, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(sys.argv[1])
+except OSError as exc:
+    print("refused", exc.errno)
+    raise SystemExit
+body = json.dumps({"argv": ["specsnap", "score", "--trial", "t", "--from", "a", "--stage-dir", "b"], "env": {},
+                   "cwd": "/", "umask": 18, "executable": sys.argv[2], "prefix": sys.argv[3]}).encode()
+try:
+    s.sendmsg([struct.pack("!I", len(body))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+    s.sendall(body)
+    print("answer", repr(s.recv(1)))
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+
+
+def test_a_process_in_a_sandbox_is_refused_even_where_the_socket_is_bound_in(server, isolated_backend, make_sandbox,
+                                                                            tmp_path):
+    """A misconfiguration that shows the socket's directory inside a sandbox (bound in here on
+    purpose) still gets the agent nothing: the server refuses a process of another user or of
+    another namespace (a bubblewrap agent may be this very user, mapped)."""
+    path, log = server
+    sandbox, home = make_sandbox(), tmp_path / "home"
+    home.mkdir()
+    os.chmod(os.path.dirname(path), 0o755)  # (and past its directory's and the socket's own modes)
+    os.chmod(path, 0o777)
+    code, out, err = isolated_backend.run(
+        [sys.executable, "-I", "-S", "-c", PROBE, path, os.path.realpath(sys.executable), sys.prefix],
+        workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60, ro_binds=[Path(path).parent])
+    said = out.decode().strip()
+    assert said in ("answer b''", "refused 104", "refused 32"), (said, err)  # connected, then hung up on
+    assert _served(log) in (["refused another user"], ["refused a process in a sandbox"])
+
+
 # -- the server's life -------------------------------------------------------------------------------------
 def test_the_server_leaves_with_the_process_that_started_it(tmp_path):
     started = subprocess.run([sys.executable, "-c", "from sdcs_bench import warm; print(warm.start(wait_s=60))"],
@@ -299,3 +337,17 @@ def test_a_server_is_started_only_for_a_local_runs_main_process(local, main, in_
     run = Run(root=ROOT, study="smoke", results="results", name="smoke", subset=None, in_storage=in_storage, cells={})
     workflow = SimpleNamespace(local_exec=local, is_main_process=main)
     assert run.warm_jobs(workflow, {"warm_jobs": asked}) is wanted
+
+
+@pytest.mark.skipif(not shutil.which("unshare"), reason="needs util-linux's unshare")
+def test_a_process_in_another_user_namespace_is_not_this_servers_peer():
+    """(The check behind the refusal above, where the sandbox's user would be this one.)"""
+    assert warm._same_namespaces(os.getpid())
+    inside = subprocess.Popen(["unshare", "--user", "--map-current-user", "sleep", "30"])
+    try:
+        _wait_for(lambda: os.readlink(f"/proc/{inside.pid}/ns/user") != os.readlink("/proc/self/ns/user"))
+        assert not warm._same_namespaces(inside.pid)
+    finally:
+        inside.kill()
+        inside.wait()
+    assert not warm._same_namespaces(inside.pid)  # (gone: not a peer either)

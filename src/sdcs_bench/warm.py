@@ -283,9 +283,25 @@ def _note(line: str) -> None:
         os.close(fd)
 
 
+def _peer(conn: socket.socket) -> tuple[int, int]:
+    """The connected process's (pid, uid), as the kernel gives them."""
+    pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid, uid
+
+
 def _peer_uid(conn: socket.socket) -> int:
-    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    return struct.unpack("3i", creds)[1]
+    return _peer(conn)[1]
+
+
+def _same_namespaces(pid: int) -> bool:
+    """The process lives in this server's user, mount and pid namespaces: never in a sandbox, whose
+    agent could otherwise be this user (bubblewrap maps its uid to the user's when no host uid of its
+    own is set up) and, were the socket's directory bound into its sandbox, reach it."""
+    try:
+        return all(os.readlink(f"/proc/{pid}/ns/{ns}") == os.readlink(f"/proc/self/ns/{ns}")
+                   for ns in ("user", "mnt", "pid"))
+    except OSError:
+        return False
 
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]] | None:
@@ -333,8 +349,12 @@ def _handle(conn: socket.socket) -> None:
     signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED)
     for sig in _FORWARDED:
         signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-    if _peer_uid(conn) != os.getuid():
+    pid, uid = _peer(conn)
+    if uid != os.getuid():
         _note("refused another user")
+        return
+    if not _same_namespaces(pid):
+        _note("refused a process in a sandbox")
         return
     conn.settimeout(_START_TIMEOUT_S)
     received = _receive(conn)
