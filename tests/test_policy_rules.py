@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sdcs_bench.agents import expectations, reference_policy
-from sdcs_bench.agents.reference import POLICY_RULES, POLICY_SCRIPT
+from sdcs_bench.agents.reference import FACT_POLICY_SCRIPT, POLICY_CHANNEL, POLICY_RULES, POLICY_SCRIPT
 from sdcs_bench.trial import policy_rules as rules
 from sdcs_bench.trial.policy_rules import Req
 
@@ -89,14 +89,24 @@ def test_the_policy_and_its_closed_form_take_their_rules_from_this_one_module():
     assert reference_policy.rules.__file__ == str(POLICY_RULES)
 
 
-def test_the_policy_runs_with_only_its_two_files(tmp_path):
-    """In the sandbox the policy has its own file and the rules file, bound at their paths: copied
-    alone into a fresh tree with that layout, it loads its rules and acts (here: an idle policy)."""
+@pytest.mark.parametrize("script", [POLICY_SCRIPT, FACT_POLICY_SCRIPT], ids=["gold-patch", "fact-driven"])
+def test_the_policy_runs_with_only_the_files_its_invocation_binds(tmp_path, script):
+    """In the sandbox a policy has its own file and what its invocation binds beside it (the rules
+    file, the channel to the controller), at their paths: copied alone into a fresh tree with that
+    layout, it loads them and acts (here: an idle policy)."""
     agents, trial = tmp_path / "pkg" / "agents", tmp_path / "pkg" / "trial"
     agents.mkdir(parents=True)
     trial.mkdir()
-    (agents / POLICY_SCRIPT.name).write_bytes(POLICY_SCRIPT.read_bytes())
-    (trial / POLICY_RULES.name).write_bytes(POLICY_RULES.read_bytes())
+    bound = {POLICY_SCRIPT: [POLICY_SCRIPT, POLICY_RULES, POLICY_CHANNEL],
+             FACT_POLICY_SCRIPT: [FACT_POLICY_SCRIPT, POLICY_CHANNEL]}[script]
+    for path in bound:
+        (tmp_path / "pkg" / path.parent.name / path.name).write_bytes(path.read_bytes())
+    if script is FACT_POLICY_SCRIPT:
+        briefing = '{"params": {"acts": false}, "prompt": "", "facts": []}'
+        proc = subprocess.run([sys.executable, "-I", "-S", "-B", str(agents / script.name)], input=briefing,
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0 and '"action": "idle"' in proc.stdout, proc.stderr
+        return
     briefing = '{"params": {"acts": false}, "prompt": "", "skills": []}'
     proc = subprocess.run([sys.executable, "-I", "-B", str(agents / POLICY_SCRIPT.name)], input=briefing,
                           capture_output=True, text=True, cwd=tmp_path)
