@@ -168,18 +168,25 @@ def _opening_fifo(pid: int) -> bool:
         return False
 
 
+def _held_warm_job(tmp_path: Path, path: str, log: Path) -> tuple[subprocess.Popen, int]:
+    """A held job run warm: the program, and the job's own pid once it waits at its exit."""
+    proc = _held_job(tmp_path, path)
+    _wait_for(lambda: any(line.startswith("warm score") for line in _served(log)))
+    job = int(_served(log)[-1].split()[2])
+    _wait_for(lambda: _opening_fifo(job))
+    return proc, job
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_to_the_program_reaches_the_job_and_ends_both_alike(server, tmp_path, signum):
     path, log = server
     ends = {}
     for socket_path in (None, path):
-        proc = _held_job(tmp_path, socket_path)
         if socket_path is None:
+            proc = _held_job(tmp_path, None)
             _wait_for(lambda: _opening_fifo(proc.pid))
         else:
-            _wait_for(lambda: any(line.startswith("warm score") for line in _served(log)))
-            job = int(_served(log)[-1].split()[2])
-            _wait_for(lambda: _opening_fifo(job))
+            proc, _ = _held_warm_job(tmp_path, socket_path, log)
         proc.send_signal(signum)
         proc.communicate(timeout=60)
         ends["warm" if socket_path else "cold"] = proc.returncode
@@ -188,10 +195,7 @@ def test_a_signal_to_the_program_reaches_the_job_and_ends_both_alike(server, tmp
 
 def test_a_job_killed_outright_ends_the_program_by_the_same_signal(server, tmp_path):
     path, log = server
-    proc = _held_job(tmp_path, path)
-    _wait_for(lambda: any(line.startswith("warm score") for line in _served(log)))
-    job = int(_served(log)[-1].split()[2])
-    _wait_for(lambda: _opening_fifo(job))
+    proc, job = _held_warm_job(tmp_path, path, log)
     os.kill(job, signal.SIGKILL)  # (as the kernel's OOM killer would)
     proc.communicate(timeout=60)
     assert proc.returncode == -signal.SIGKILL
@@ -217,10 +221,7 @@ def test_a_malformed_request_runs_nothing(server, tmp_path):
 
 def test_a_killed_program_takes_its_job_with_it(server, tmp_path):
     path, log = server
-    proc = _held_job(tmp_path, path)
-    _wait_for(lambda: any(line.startswith("warm score") for line in _served(log)))
-    job = int(_served(log)[-1].split()[2])
-    _wait_for(lambda: _opening_fifo(job))
+    proc, job = _held_warm_job(tmp_path, path, log)
     proc.kill()
     proc.wait()
     _wait_for(lambda: not Path(f"/proc/{job}").exists() or "Z" in Path(f"/proc/{job}/stat").read_text().split()[2])
