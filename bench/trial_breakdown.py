@@ -119,8 +119,7 @@ def main() -> None:
         if not args.cold:  # as a local run starts its jobs (sdcs_bench/warm.py)
             from sdcs_bench import warm
 
-            env[warm.ENV] = warm.start()
-            time.sleep(3)  # (its imports done; a job sent before would run cold)
+            env[warm.ENV] = warm.start(wait_s=60)  # (its imports done: a job sent before would run cold)
         per_stage: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         walls: dict[str, list[float]] = defaultdict(list)
         for i in range(args.repeat + 1):  # the first round warms the file cache and is not counted

@@ -4,17 +4,15 @@ goes to the typer app (:mod:`sdcs_bench.cli`)."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 
 def main() -> None:
     from sdcs_bench import warm
 
-    if os.environ.get(warm.ENV):
-        status = warm.delegate(sys.argv)
-        if status is not None:
-            sys.exit(status)
+    status = warm.delegate(sys.argv)  # (None: no server, or it said no)
+    if status is not None:
+        sys.exit(status)
     from sdcs_bench import jobs
 
     args = jobs.parse(sys.argv[1:])

@@ -15,9 +15,9 @@ is the job's; its CPU and memory columns count the small client only), caching a
 The program runs the job itself (cold) whenever the server is not there or says no: a cluster job
 (the server is started for local execution only), a job started before the server was ready, another
 interpreter (a conda environment), a command line that is not a stage job, or ``warm_jobs=false``.
-A connection from any other user is refused; agents never see the socket (their sandbox has a
-/tmp of its own and an environment of SpecSnap's choosing), and the server leaves when the run
-does.
+A connection from any other user, or from a process in another user, mount or pid namespace (a
+sandbox), is refused; agents never see the socket anyway (their sandbox has a /tmp of its own and an
+environment of SpecSnap's choosing), and the server leaves when the run does.
 
 This module imports nothing of the package at import time: the program's entry imports it before
 anything else.
@@ -28,6 +28,7 @@ from __future__ import annotations
 import array
 import json
 import os
+import select
 import signal
 import socket
 import struct
@@ -87,7 +88,7 @@ def delegate(argv: list[str]) -> int | None:
     sock.settimeout(_START_TIMEOUT_S)
     try:
         sock.connect(path)
-        if _peer_uid(sock) != os.getuid():
+        if _peer(sock)[1] != os.getuid():
             raise PermissionError("the server is another user's")
         umask = os.umask(0o022)
         os.umask(umask)
@@ -214,7 +215,6 @@ def serve(path: str, parent: int, log: str | None = None) -> None:
     global _LOG
     _LOG = log
     import importlib
-    import select
 
     for name in PRELOAD:
         try:
@@ -289,10 +289,6 @@ def _peer(conn: socket.socket) -> tuple[int, int]:
     return pid, uid
 
 
-def _peer_uid(conn: socket.socket) -> int:
-    return _peer(conn)[1]
-
-
 def _same_namespaces(pid: int) -> bool:
     """The process lives in this server's user, mount and pid namespaces: never in a sandbox, whose
     agent could otherwise be this user (bubblewrap maps its uid to the user's when no host uid of its
@@ -340,8 +336,6 @@ def _same_python(request: dict) -> bool:
 def _handle(conn: socket.socket) -> None:
     """One request, in a process of its own: refuse it (the program then runs the job itself), or
     run the job in a child and report how it ended, passing on the signals the program forwards."""
-    import select
-
     from sdcs_bench import jobs
 
     # The signals a job may be sent are held (blocked) here and in the job until it is set up, then
@@ -379,13 +373,13 @@ def _handle(conn: socket.socket) -> None:
     if pid == 0:
         _run_job(request, fds, args, conn, me)
     try:
-        _supervise(conn, pid, fds, args.verb, select)
+        _supervise(conn, pid, fds, args.verb)
     except BaseException:
         _signal_group(pid, signal.SIGKILL)  # (no job without its supervisor)
         raise
 
 
-def _supervise(conn: socket.socket, pid: int, fds: list[int], verb: str, select) -> None:
+def _supervise(conn: socket.socket, pid: int, fds: list[int], verb: str) -> None:
     """Tell the program its job started, pass on its signals, and report how the job ended."""
     try:
         os.setpgid(pid, pid)
@@ -490,8 +484,6 @@ def _run_job(request: dict, fds: list[int], args, conn: socket.socket, superviso
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGINT)
     except BaseException:  # (taking the request on failed: said on its stderr, status 1)
-        import traceback
-
         try:
             os.write(2, ("specsnap: internal error in the warm job server\n" + traceback.format_exc()).encode())
         except OSError:

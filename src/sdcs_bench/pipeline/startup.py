@@ -158,7 +158,9 @@ class Run:
     def warm_jobs(self, workflow: Any, config: dict[str, Any]) -> bool:
         """Whether this run's stage jobs start warm (sdcs_bench/warm.py): asked for (the default),
         in the main process of a run whose jobs run on this machine."""
-        asked = str(config.get("warm_jobs", True)).lower() == "true"
+        from sdcs_bench.pipeline.budgets import check_switch
+
+        asked = check_switch("warm_jobs", config.get("warm_jobs", True))
         return asked and workflow.is_main_process and workflow.local_exec and not self.in_storage
 
     @property
