@@ -248,6 +248,23 @@ def test_a_rerun_of_the_report_leaves_nothing_stale(study, tmp_path):
     assert "plots/net_by_arm.svg" in recorded  # the plots are among the report's recorded inputs
 
 
+def test_trial_pages_written_side_by_side_are_the_pages_written_one_by_one(study, tmp_path):
+    """The report job writes its trial pages in forked workers when it has two threads (the rule
+    asks for them): the same files as one by one, and every trial has its page."""
+    pages = {}
+    copy = tmp_path / "run"
+    for threads in ("1", "2"):
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(study, copy)
+        shutil.rmtree(copy / "report")
+        done = specsnap("report", "--run-dir", str(copy), env={**os.environ, "OMP_NUM_THREADS": threads})
+        assert done.returncode == 0, done.stderr
+        pages[threads] = {p.name: p.read_bytes() for p in (copy / "report" / "trials").glob("*.html")}
+    trials = {p.stem for p in (study / "plan" / "trials").glob("*.json")}
+    assert {name.removesuffix(".html") for name in pages["1"]} == trials
+    assert pages["1"] == pages["2"]
+
+
 @pytest.mark.slow
 def test_a_pair_of_a_reference_policy_and_a_replay_is_told_as_both_everywhere(tmp_path, browser):
     """Who did what (issue: handoffs told truthfully): each session's agent, harness and model in ledger.csv

@@ -51,6 +51,8 @@ rule report:
         STUDY.benchmark("report", "report")
     conda:
         "../envs/specsnap.yaml"
+    # (its trial pages are written side by side)
+    threads: 2
     params:
         run_dir=declared(lambda wildcards, input: os.path.dirname(input.record)),
     shell:

@@ -92,38 +92,12 @@ def write_plots(out_dir: Path, scorecards: pd.DataFrame, board: pd.DataFrame, st
     return written
 
 
-_PENDING: list = []  # the plots a forked worker renders, by index (inherited: nothing is pickled but an index)
-
-
-def _render(index: int) -> list[Path]:
-    draw, args = _PENDING[index]
-    return draw(_pyplot(), *args)
-
-
-def _workers() -> int:
-    """How many plots are drawn at once: the job's threads as Snakemake gives them
-    (``OMP_NUM_THREADS``), else this machine's cores, at most 4."""
-    import os
-
-    given = os.environ.get("OMP_NUM_THREADS", "")
-    return max(1, min(4, int(given) if given.isdigit() else len(os.sched_getaffinity(0))))
-
-
 def _render_all(plt, plots: list) -> list[list[Path]]:
-    """Draw each plot, in forked worker processes when more than one core is the job's (a plot is a
-    second of matplotlib's layout; the files are the same either way)."""
-    workers = min(_workers(), len(plots))
-    if workers < 2:
-        return [draw(plt, *args) for draw, args in plots]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    """Draw each plot, in forked workers when more than one core is the job's (a plot is a second of
+    matplotlib's layout; the files are the same either way)."""
+    from sdcs_bench.core.forkmap import fork_map
 
-    _PENDING[:] = plots
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_render, range(len(plots))))
-    finally:
-        _PENDING.clear()
+    return list(fork_map(lambda plot: plot[0](plt, *plot[1]), plots))
 
 
 def _grid(plt, n: int, width: float = 4.2, height: float = 3.0):

@@ -31,6 +31,7 @@ from typing import Any
 
 import pandas as pd
 
+from sdcs_bench.core.forkmap import fork_map
 from sdcs_bench.core.fsutil import atomic_write
 from sdcs_bench.pipeline import leaderboard as lb
 from sdcs_bench.pipeline.aggregate import by_hand_cards
@@ -347,10 +348,14 @@ def write_report(run_dir: Path, progress: Any = None) -> Path:
     env = _templates()
     inputs_by_hand: list[Path] = []
     cells = read_cells(Path(run.cells)) if Path(run.cells).is_file() else []
-    for cell in cells:
+
+    def page(cell: dict[str, str]) -> str:
         _write(out / "trials" / f"{cell['trial']}.html", _trial_page(env, Path(run_dir), cell, board["study"]))
+        return cell["trial"]
+
+    for trial in fork_map(page, cells):  # (side by side when the job has more than one core)
         if progress:
-            progress(cell["trial"])
+            progress(trial)
     for path, card in by_hand_cards(Path(run_dir)):  # no stages: the scorecard is all there is
         _write(out / "trials" / f"{card['trial']}.html", _by_hand_page(env, card, board["study"]))
         inputs_by_hand.append(path)

@@ -117,11 +117,9 @@ def _public(path: Path) -> bool:
 
 
 @cache
-def etc_binds() -> tuple[str, ...]:
-    """The bubblewrap arguments of the sandbox's /etc: the public entries of :data:`ETC_PUBLIC`
-    and ``passwd``, ``group``, ``hosts`` and ``hostname`` of the sandbox's own."""
-    own = default_work_root() / ".etc"
-    public = {"hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n", "hostname": "specsnap\n"}
+def public_etc() -> tuple[str, ...]:
+    """The bubblewrap arguments that show the public entries of :data:`ETC_PUBLIC` (a walk of the
+    host's /etc: done once per process, and once per run by the warm job server, sdcs_bench/warm.py)."""
     args = ["--perms", "0755", "--dir", "/etc"]
     made = {Path("/etc")}
     for name in ETC_PUBLIC:
@@ -133,6 +131,16 @@ def etc_binds() -> tuple[str, ...]:
         if os.path.lexists(path) and _public(path):
             args += (["--symlink", os.readlink(path), str(path)] if path.is_symlink() else
                      ["--ro-bind", str(path), str(path)])
+    return tuple(args)
+
+
+@cache
+def etc_binds() -> tuple[str, ...]:
+    """The bubblewrap arguments of the sandbox's /etc: the public entries of :data:`ETC_PUBLIC`
+    and ``passwd``, ``group``, ``hosts`` and ``hostname`` of the sandbox's own."""
+    own = default_work_root() / ".etc"
+    public = {"hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n", "hostname": "specsnap\n"}
+    args = list(public_etc())
     for name, text in public.items():
         target = own / name
         if not target.is_file() or target.read_text() != text:

@@ -232,6 +232,32 @@ def _parse_bugs(root: Path, raw_bugs: list, meta: dict) -> tuple[Requirement, ..
     )
 
 
+@cache
+def validator_version() -> str:
+    """The installed jsonschema's version (a stamp of a schema check names the validator that made
+    it). Looked up once per process, and once per run by the warm job server (sdcs_bench/warm.py)."""
+    from importlib.metadata import version
+
+    return version("jsonschema")
+
+
+@cache
+def _schema(path: Path, _stat: tuple[int, int] | None) -> dict:
+    """The workload schema, read once per version of the file (its modification time and size)."""
+    from sdcs_bench.trial.config import read_yaml
+
+    return read_yaml(path)
+
+
+def warm_up() -> None:
+    """What every stage's workload load looks up and no job changes (the warm job server calls this
+    once: its jobs inherit the answers)."""
+    validator_version()
+    path = project_root() / "workflow" / "schemas" / "workload.schema.yaml"
+    st = path.stat()
+    _schema(path, (st.st_mtime_ns, st.st_size))
+
+
 def _check_schema(meta: Any, meta_path: Path, ref: str | None = None) -> None:
     """workload.yaml (or, with ``ref``, a file it lists, such as a real repository's bug list)
     against ``workflow/schemas/workload.schema.yaml``: the first problem, in one line naming the
@@ -240,14 +266,17 @@ def _check_schema(meta: Any, meta_path: Path, ref: str | None = None) -> None:
     Every stage of every trial loads its workload: content that passed once (this schema, this
     data) is stamped in the user's cache (core/cache.py), and the validator (about 0.1 s to import)
     is loaded only for what was never checked."""
-    from sdcs_bench.trial.config import _shown, read_yaml
+    from sdcs_bench.trial.config import _shown
 
-    schema = read_yaml(project_root() / "workflow" / "schemas" / "workload.schema.yaml")
+    path = project_root() / "workflow" / "schemas" / "workload.schema.yaml"
+    try:
+        st = path.stat()
+    except OSError:
+        st = None
+    schema = _schema(path, st and (st.st_mtime_ns, st.st_size))
     if ref is not None:
         schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": ref}
-    from importlib.metadata import version
-
-    key = stamp_key("workload-schema", version("jsonschema"), schema, meta)  # (another validator checks again)
+    key = stamp_key("workload-schema", validator_version(), schema, meta)  # (another validator checks again)
     if has_stamp("schema-checked", key):
         return
     import jsonschema
