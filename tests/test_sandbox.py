@@ -115,7 +115,6 @@ def test_the_host_processes_are_out_of_sight(isolated_backend, make_sandbox, tmp
 def test_stdin_exit_status_and_inherited_descriptors_pass_through(isolated_backend, make_sandbox, tmp_path):
     """The session runner and the scorer drive every backend alike: input on stdin, the exit status,
     separate stdout and stderr, and a descriptor inherited for writing (the verdict pipe)."""
-    import os
     import subprocess
     import sys
 
@@ -260,3 +259,52 @@ def test_leak_check_catches_a_copied_hidden_test_and_the_canary(make_sandbox, ti
 def test_unknown_backend_names_the_choices():
     with pytest.raises(Exception, match="valid choices: auto, bwrap, docker, local"):
         make_backend("docker-desktop")
+
+
+def test_a_sandbox_that_cannot_be_confined_never_runs_its_command(make_sandbox, tmp_path, monkeypatch):
+    """Run as root, bubblewrap is started and confined from SpecSnap's own process while it waits
+    (cgroups, limits, the user map, no nested user namespace: sandbox/confine.py). If any step fails,
+    the start fails and bubblewrap is killed before the command ran; the next sandbox is confined."""
+    from sdcs_bench.sandbox import confine
+    from sdcs_bench.sandbox.bwrap import BwrapBackend
+
+    backend = make_backend("bwrap")
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    if not BwrapBackend.available() or backend.sandbox_uid(sandbox) is None:
+        pytest.skip("the user map is made only when SpecSnap runs as root with setpriv and nsenter")
+    ran = sandbox / "ran"
+    real = confine._confine_sandbox
+    calls = []
+
+    def failing(bwrap, pid, options):  # (its last step fails: the sandbox has its map, and must not go on)
+        calls.append(pid)
+        real(bwrap, pid, options)
+        raise OSError("could not forbid user namespaces in the sandbox (a test's failure)")
+
+    monkeypatch.setattr(confine, "_confine_sandbox", failing)
+    with pytest.raises(OSError, match="could not confine the sandbox"):
+        backend.run(["/bin/sh", "-c", f"touch {ran}; exec sleep 30"], workdir=sandbox, home=home,
+                    env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert calls and _dead(calls[0])  # (bubblewrap's waiting sandbox is gone with it, long before 30 s)
+    assert not ran.exists()
+    monkeypatch.setattr(confine, "_confine_sandbox", real)
+    code, out, err = backend.run(["/bin/sh", "-c", f"cat /proc/sys/user/max_user_namespaces; id -u; touch {ran}"],
+                                 workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert code == 0, err
+    assert out.decode().split() == ["0", "1000"] and ran.exists()
+
+
+def _dead(pid: int, wait_s: float = 10.0) -> bool:
+    """The process is gone or a zombie (killed, not yet reaped by whoever inherited it)."""
+    import time
+
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False

@@ -56,6 +56,18 @@ def _program(*argv: str, env: dict[str, str], cwd: Path = ROOT, **kw) -> subproc
                           text=True, timeout=300, **kw)
 
 
+def test_what_the_server_loads_and_looks_up_exists():
+    """A module of PRELOAD or a function of WARM_UP that was renamed would only make every job slower
+    (the server skips what fails): each must import and run here."""
+    import importlib
+
+    for name in warm.PRELOAD:
+        importlib.import_module(name)
+    for name in warm.WARM_UP:
+        module, _, function = name.partition(":")
+        getattr(importlib.import_module(module), function)()
+
+
 # -- a job ends as it would have cold -----------------------------------------------------------------
 def test_a_reference_trial_run_warm_scores_as_it_does_cold(server, tmp_path):
     path, log = server

@@ -66,9 +66,11 @@ PRELOAD = (
     "importlinter.api",
 )
 # Then what every job looks up and none changes, looked up once here (each job inherits the answer):
-# the walk of the host's /etc that every sandbox's /etc is made of, the workload schema and its
-# validator's version. (A failure is left to the jobs, which look it up themselves.)
-WARM_UP = ("sdcs_bench.sandbox.bwrap:public_etc", "sdcs_bench.trial.workload:warm_up")
+# the walk of the host's /etc that every sandbox's /etc is made of, the sandbox's system-call filter
+# as libseccomp compiles it, the workload schema and its validator's version. (A failure is left to
+# the jobs, which look it up themselves.)
+WARM_UP = ("sdcs_bench.sandbox.bwrap:public_etc", "sdcs_bench.sandbox.syscalls:compiled",
+           "sdcs_bench.trial.workload:warm_up")
 
 
 # -- the program's side ---------------------------------------------------------------------------------

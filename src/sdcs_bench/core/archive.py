@@ -161,13 +161,13 @@ def write_tree(root: Path, target: Path, *, caps: Caps | None = None, secrets: l
     or index, or inside compressed data, leaves the file out; so does a key in a name or a link's
     target, and compressed data that cannot be checked within the inflation caps. Links are archived
     as links (never followed), hard links as links to the first name, special files never opened."""
-    caps = caps or Caps()
+    caps = caps or Caps()  # (gzip's level 6: a third less time than tarfile's 9, a percent or two larger)
     scan = secretscan.scanner(secrets)
     budget = secretscan.InflateBudget(caps.inflate_stream, caps.inflate_total) if scan else None
     rec = _Record(caps, scan)
     walk = safefs.BoundedWalk(root, max_depth=caps.depth, max_entries=caps.entries, skip_dirs=skip_dirs)
     links: dict[tuple[int, int], str] = {}
-    with atomic_path(target) as tmp, tarfile.open(tmp, "w:gz", format=tarfile.PAX_FORMAT) as tar:
+    with atomic_path(target) as tmp, tarfile.open(tmp, "w:gz", compresslevel=6, format=tarfile.PAX_FORMAT) as tar:
         tar.copybufsize = secretscan.CHUNK
         for entry in walk:
             try:

@@ -138,7 +138,9 @@ class Backend(ABC):
             self._handover.give(Path(workdir), uid, [Path(workdir), Path(home)])
         cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []),
                         read_only=list(read_only or []), pass_fds=tuple(pass_fds), ports=tuple(ports))
-        return subprocess.Popen(
+        from sdcs_bench.sandbox import confine
+
+        return confine.launch(  # (a confined bubblewrap is started and confined from here: no interpreter between)
             cmd, cwd=workdir, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
             pass_fds=pass_fds,
         )

@@ -158,8 +158,9 @@ class BwrapBackend(Backend):
     enforces_read_only = True
 
     def sandbox_uid(self, workdir: Path) -> int | None:
-        # (bubblewrap maps the agent's uid 1000 to it; setpriv then drops to that uid inside)
-        return host_uid(sandbox_marker(workdir)) if shutil.which("setpriv") else None
+        # (the user map gives the agent's uid 1000 that uid on the host, nsenter forbids user namespaces
+        # inside: confine.py; setpriv then drops to that uid inside)
+        return host_uid(sandbox_marker(workdir)) if shutil.which("setpriv") and shutil.which("nsenter") else None
 
     @classmethod
     @cache

@@ -60,10 +60,10 @@ def docker_profile() -> str:
 
 
 @cache
-def filter_file() -> Path | None:
-    """The compiled filter (a BPF program bubblewrap reads from a descriptor), written once per
-    content under the work root; None where libseccomp is not usable (the sandbox then runs without
-    it, and docs/sandboxes.md says what that leaves open)."""
+def compiled() -> bytes | None:
+    """:data:`RULES` compiled by libseccomp into the BPF program bubblewrap loads; None where
+    libseccomp is not usable. (Compiled once per process, and once per run by the warm job server,
+    sdcs_bench/warm.py: loading libseccomp alone runs ``ldconfig`` twice.)"""
     try:
         import pyseccomp
     except (ImportError, OSError, RuntimeError):  # (pyseccomp raises RuntimeError when libseccomp is absent)
@@ -81,8 +81,18 @@ def filter_file() -> Path | None:
         with tempfile.TemporaryFile() as fh:
             rules.export_bpf(fh)
             fh.seek(0)
-            program = fh.read()
+            return fh.read()
     except (OSError, RuntimeError):
+        return None
+
+
+@cache
+def filter_file() -> Path | None:
+    """The compiled filter (a BPF program bubblewrap reads from a descriptor), written once per
+    content under the work root; None where libseccomp is not usable (the sandbox then runs without
+    it, and docs/sandboxes.md says what that leaves open)."""
+    program = compiled()
+    if program is None:
         return None
     target = default_work_root() / ".seccomp" / f"{hashlib.sha256(program).hexdigest()[:16]}.bpf"
     if not target.is_file():
