@@ -19,7 +19,7 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from sdcs_bench.core.errors import SpecSnapError
 from sdcs_bench.sandbox.base import Backend, relay_scratch, runtime_roots, sandbox_marker
