@@ -159,3 +159,23 @@ def test_renamed_tests_are_still_collected_and_map_one_to_one(tmp_path):
     cases = renamed["suite/test_unit.py::Cases::test_none"].rsplit("::", 1)[1]
     assert renamed["suite/test_unit.py::Derived::test_none"].endswith("::Derived::" + cases)
     assert renamed["suite/test_unit.py::More::test_none"].rsplit("::", 1)[1] != cases
+
+
+def test_the_planters_source_segments_are_the_parsers():
+    """The sentinel planter reads each decorator's and assertion's text by its own line table
+    (scoring/sentinels.py: ``ast.get_source_segment`` splits the whole module at every call): the
+    same text, whatever the line ends and the characters, for every node of every hidden test."""
+    import ast
+
+    from sdcs_bench.core.paths import project_root
+    from sdcs_bench.scoring.sentinels import _segment
+
+    sources = [p.read_text() for p in sorted((project_root() / "tiers").glob("*/hidden/**/*.py"))]
+    sources.append("x = 1\r\ny = 'a\\x0cb'\rz = (1,\n 2)\n# é\nw = 'é' + \"ü\" \\\n    + 'x'\n")
+    checked = 0
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if hasattr(node, "end_lineno"):
+                assert _segment(source, node) == (ast.get_source_segment(source, node) or ""), ast.dump(node)[:80]
+                checked += 1
+    assert checked > 1000

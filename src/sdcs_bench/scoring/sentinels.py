@@ -21,9 +21,11 @@ them never enters the scoring process.
 from __future__ import annotations
 
 import ast
+import io
 import random
 import re
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,24 @@ class Sentinel:
         return asdict(self)
 
 
+@lru_cache(maxsize=8)
+def _lines(source: str) -> tuple[bytes, ...]:
+    """``source``'s lines (their ends kept; split where the parser splits them), as UTF-8."""
+    return tuple(line.encode() for line in io.StringIO(source, newline=""))
+
+
+def _segment(source: str, node: ast.AST) -> str:
+    """``ast.get_source_segment(source, node)``, without splitting the whole source at every call
+    (a test module is asked for a segment per decorator and assertion)."""
+    end, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+    if end is None or end_col is None:
+        return ""
+    lines, first, col = _lines(source), node.lineno - 1, node.col_offset
+    if first == end - 1:
+        return lines[first][col:end_col].decode()
+    return b"".join([lines[first][col:], *lines[first + 1:end - 1], lines[end - 1][:end_col]]).decode()
+
+
 def _literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, str, bytes)
 
@@ -74,7 +94,7 @@ def _twinnable(func: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> boo
     """A test whose verdict can be repeated: not skipped or xfailed, not reading its own node
     (``request``), not parametrized from anything but literals (a generator is consumed once)."""
     for d in func.decorator_list:
-        text = ast.get_source_segment(source, d) or ""
+        text = _segment(source, d)
         if "xfail" in text or "skip" in text:
             return False
         if "parametrize" in text and isinstance(d, ast.Call):
@@ -101,7 +121,7 @@ def _changes(func: ast.FunctionDef | ast.AsyncFunctionDef, source: str) -> list[
         if isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 and isinstance(stmt.test.ops[0], ast.Eq):
             for side in (stmt.test.left, stmt.test.comparators[0]):
                 if _literal(side) and side.lineno == side.end_lineno:
-                    text = ast.get_source_segment(source, side) or ""
+                    text = _segment(source, side)
                     if isinstance(side.value, int) or _SIMPLE_STRING.match(text):
                         found.append(("literal", side))
     return found
@@ -156,7 +176,7 @@ def _twin_text(source: str, lines: list[str], func: ast.FunctionDef | ast.AsyncF
     said = ""
     if change is not None:
         kind, node = change
-        text = ast.get_source_segment(source, node) or ""
+        text = _segment(source, node)
         new = _changed_literal(node, text, rng) if kind == "literal" else f"not ({text})"
         body = _replace(body, node, new, first)
         said = f"line {node.lineno}: {text.splitlines()[0][:60]} -> {new.splitlines()[0][:60]}"
