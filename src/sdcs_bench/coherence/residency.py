@@ -30,6 +30,7 @@ import math
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from sdcs_bench.coherence.events import Event
@@ -55,9 +56,22 @@ def _module_names(path: str, roots: Iterable[str]) -> list[str]:
     return names
 
 
-def _imports(source: str) -> list[tuple[int, str, list[str]]]:
+_KEPT_SOURCE = 64 * 1024  # a source up to this size has its imports kept (at most 1,024 of them)
+
+
+def _imports(source: str) -> tuple[tuple[int, str, list[str]], ...]:
     """(level, module, names) of every import statement (``import a.b`` is (0, "a.b", [])); a file
-    that does not parse falls back to regular expressions."""
+    that does not parse falls back to regular expressions. (Kept per source text, a small one: a
+    session maps its workspace before and after, mostly the same files.)"""
+    return _kept_imports(source) if len(source) <= _KEPT_SOURCE else _parse_imports(source)
+
+
+@lru_cache(maxsize=1024)
+def _kept_imports(source: str) -> tuple[tuple[int, str, list[str]], ...]:
+    return _parse_imports(source)
+
+
+def _parse_imports(source: str) -> tuple[tuple[int, str, list[str]], ...]:
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -69,7 +83,7 @@ def _imports(source: str) -> list[tuple[int, str, list[str]]]:
                 found += [(0, alias.name, []) for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 found.append((node.level or 0, node.module or "", [a.name for a in node.names]))
-        return found
+        return tuple(found)
     for m in _FROM.finditer(source):
         mod = m.group(1)
         level = len(mod) - len(mod.lstrip("."))
@@ -77,7 +91,7 @@ def _imports(source: str) -> list[tuple[int, str, list[str]]]:
         found.append((level, mod.lstrip("."), [n.split()[0] for n in names]))
     for m in _IMPORT.finditer(source):
         found += [(0, n.strip().split()[0], []) for n in m.group(1).split(",") if n.strip()]
-    return found
+    return tuple(found)
 
 
 def import_graph(files: Mapping[str, str], roots: Iterable[str] = ("",)) -> dict[str, set[str]]:
