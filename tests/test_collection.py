@@ -171,7 +171,10 @@ def test_the_planters_source_segments_are_the_parsers():
     from sdcs_bench.scoring.sentinels import _segment
 
     sources = [p.read_text() for p in sorted((project_root() / "tiers").glob("*/hidden/**/*.py"))]
-    sources.append("x = 1\r\ny = 'a\\x0cb'\rz = (1,\n 2)\n# é\nw = 'é' + \"ü\" \\\n    + 'x'\n")
+    # line ends of every kind the parser knows, and characters str.splitlines() would split on
+    # but the parser does not (a form feed, NEL, the line and paragraph separators) inside strings
+    sources.append("x = 1\r\ny = 'a\x0cb'\rz = (1,\n 2)\n# é\nw = 'é\x85' + \"ü\u2028\" \\\n    + 'x\u2029y'\n"
+                   "\x0cv = [w,\r\n     y]\n")
     checked = 0
     for source in sources:
         for node in ast.walk(ast.parse(source)):

@@ -43,6 +43,13 @@ def test_the_leak_probe_reports_what_it_sees_and_fails_when_it_cannot_look(isola
     with pytest.raises(SandboxLeak, match="did not run"):
         isolated_backend.leak_probe(sandbox, home, [hidden])
 
+    def unconfinable(*a, **k):
+        raise OSError("confine: could not confine the sandbox: (a test's failure)")
+
+    monkeypatch.setattr(isolated_backend, "run", unconfinable)  # a sandbox that would not start
+    with pytest.raises(SandboxLeak, match="did not run.*could not confine"):
+        isolated_backend.leak_probe(sandbox, home, [hidden])
+
 
 def test_can_write_only_its_own_directory(isolated_backend, make_sandbox, tmp_path):
     sandbox, home = make_sandbox(), _home(tmp_path)
@@ -261,11 +268,17 @@ def test_unknown_backend_names_the_choices():
         make_backend("docker-desktop")
 
 
-def test_a_sandbox_that_cannot_be_confined_never_runs_its_command(make_sandbox, tmp_path, monkeypatch):
+@pytest.mark.parametrize("failure", [OSError, KeyboardInterrupt], ids=["a step fails", "interrupted"])
+def test_a_sandbox_that_cannot_be_confined_never_runs_its_command(make_sandbox, tmp_path, monkeypatch, failure):
     """Run as root, bubblewrap is started and confined from SpecSnap's own process while it waits
-    (cgroups, limits, the user map, no nested user namespace: sandbox/confine.py). If any step fails,
-    the start fails and bubblewrap is killed before the command ran; the next sandbox is confined."""
-    from sdcs_bench.sandbox import confine
+    (cgroups, limits, the user map, no nested user namespace: sandbox/confine.py). If a step fails,
+    or the job is interrupted there, the start fails, bubblewrap and its waiting sandbox are killed
+    before the command ran, and the sandbox is reaped (its work tree handed back, its cgroups gone);
+    the next sandbox is confined."""
+    import os
+
+    from sdcs_bench.sandbox import cgroup, confine
+    from sdcs_bench.sandbox.base import sandbox_marker
     from sdcs_bench.sandbox.bwrap import BwrapBackend
 
     backend = make_backend("bwrap")
@@ -279,14 +292,21 @@ def test_a_sandbox_that_cannot_be_confined_never_runs_its_command(make_sandbox, 
     def failing(bwrap, pid, options):  # (its last step fails: the sandbox has its map, and must not go on)
         calls.append(pid)
         real(bwrap, pid, options)
-        raise OSError("could not forbid user namespaces in the sandbox (a test's failure)")
+        raise failure("could not forbid user namespaces in the sandbox (a test's failure)")
 
     monkeypatch.setattr(confine, "_confine_sandbox", failing)
-    with pytest.raises(OSError, match="could not confine the sandbox"):
-        backend.run(["/bin/sh", "-c", f"touch {ran}; exec sleep 30"], workdir=sandbox, home=home,
-                    env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    said = "could not confine the sandbox" if failure is OSError else "a test's failure"
+    command = ["/bin/sh", "-c", f"touch {ran}; exec sleep 30"]
+    with pytest.raises(failure, match=said):  # (the start alone: nothing reaps after it)
+        backend.spawn(command, workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"})
     assert calls and _dead(calls[0])  # (bubblewrap's waiting sandbox is gone with it, long before 30 s)
     assert not ran.exists()
+    backend.reap(sandbox)
+    with pytest.raises(failure, match=said):  # a command run: the failed start is reaped as any command is
+        backend.run(command, workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert _dead(calls[-1]) and not ran.exists()
+    assert os.stat(sandbox).st_uid == os.getuid()  # handed back
+    assert not cgroup.kill(sandbox_marker(sandbox))  # nothing left in its cgroups
     monkeypatch.setattr(confine, "_confine_sandbox", real)
     code, out, err = backend.run(["/bin/sh", "-c", f"cat /proc/sys/user/max_user_namespaces; id -u; touch {ran}"],
                                  workdir=sandbox, home=home, env={"PATH": "/usr/bin:/bin"}, timeout=60)

@@ -68,6 +68,22 @@ def test_what_the_server_loads_and_looks_up_exists():
         getattr(importlib.import_module(module), function)()
 
 
+def test_a_lookup_that_found_nothing_is_left_to_the_jobs(monkeypatch):
+    """The server looks up once what every job would (WARM_UP); an answer of "nothing" (libseccomp
+    not loadable in the server, say) is not kept for the run's jobs: each looks again itself."""
+    import sys
+
+    from sdcs_bench.sandbox import syscalls
+
+    syscalls.compiled.cache_clear()
+    monkeypatch.setitem(sys.modules, "pyseccomp", None)  # (import fails: compiled() answers None)
+    try:
+        warm.warm_up()
+        assert syscalls.compiled.cache_info().currsize == 0
+    finally:
+        syscalls.compiled.cache_clear()
+
+
 # -- a job ends as it would have cold -----------------------------------------------------------------
 def test_a_reference_trial_run_warm_scores_as_it_does_cold(server, tmp_path):
     path, log = server

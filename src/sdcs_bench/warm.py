@@ -227,12 +227,7 @@ def serve(path: str, parent: int, log: str | None = None) -> None:
             importlib.import_module(name)
         except ImportError:
             pass  # (an optional part missing here: such a job imports it, or fails, as it would cold)
-    for name in WARM_UP:
-        module, _, function = name.partition(":")
-        try:
-            getattr(importlib.import_module(module), function)()
-        except Exception:  # noqa: BLE001 - (each job then looks it up itself, and says what is wrong)
-            pass
+    warm_up()
     import gc
 
     gc.freeze()  # (what was imported is never traversed by a job's collections: fewer pages copied per job)
@@ -269,6 +264,22 @@ def serve(path: str, parent: int, log: str | None = None) -> None:
         except OSError:
             pass
         _reap()
+
+
+def warm_up() -> None:
+    """Look up :data:`WARM_UP` here, once (the server's jobs inherit the answers). An answer of
+    None (say, libseccomp not loadable here) or a failure is not kept: each job looks it up itself,
+    and says what is wrong."""
+    import importlib
+
+    for name in WARM_UP:
+        module, _, function = name.partition(":")
+        try:
+            lookup = getattr(importlib.import_module(module), function)
+            if lookup() is None and hasattr(lookup, "cache_clear"):
+                lookup.cache_clear()
+        except Exception:  # noqa: BLE001
+            pass
 
 
 def _leave(_signum, _frame) -> None:

@@ -30,7 +30,6 @@ import math
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
 from typing import Any
 
 from sdcs_bench.coherence.events import Event
@@ -56,19 +55,25 @@ def _module_names(path: str, roots: Iterable[str]) -> list[str]:
     return names
 
 
-_KEPT_SOURCE = 64 * 1024  # a source up to this size has its imports kept (at most 1,024 of them)
+_KEPT_SOURCE = 16 * 1024  # characters of a source whose imports are kept, ...
+_KEPT_IMPORTS = 256  # ... if it has at most this many; at most _KEPT_ENTRIES sources kept
+_KEPT_ENTRIES = 256
+_KEPT: dict[str, tuple] = {}
 
 
 def _imports(source: str) -> tuple[tuple[int, str, list[str]], ...]:
     """(level, module, names) of every import statement (``import a.b`` is (0, "a.b", [])); a file
-    that does not parse falls back to regular expressions. (Kept per source text, a small one: a
-    session maps its workspace before and after, mostly the same files.)"""
-    return _kept_imports(source) if len(source) <= _KEPT_SOURCE else _parse_imports(source)
-
-
-@lru_cache(maxsize=1024)
-def _kept_imports(source: str) -> tuple[tuple[int, str, list[str]], ...]:
-    return _parse_imports(source)
+    that does not parse falls back to regular expressions. (Kept per source text, a small one, for
+    the session's second map of its workspace, mostly the same files: bounded whatever an agent
+    writes, at most 256 sources of 16 Ki characters and 256 imports each.)"""
+    found = _KEPT.get(source)
+    if found is None:
+        found = _parse_imports(source)
+        if len(source) <= _KEPT_SOURCE and len(found) <= _KEPT_IMPORTS:
+            if len(_KEPT) >= _KEPT_ENTRIES:
+                _KEPT.clear()
+            _KEPT[source] = found
+    return found
 
 
 def _parse_imports(source: str) -> tuple[tuple[int, str, list[str]], ...]:

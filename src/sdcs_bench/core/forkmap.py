@@ -13,7 +13,7 @@ import os
 from typing import Any, Callable, Iterator, Sequence
 
 MAX_WORKERS = 4
-_PENDING: list = []  # (function, items) of the map in flight, for the forked workers to read
+_PENDING: dict[int, tuple] = {}  # (function, items) of each map in flight, by its key, for its forked workers
 
 
 def workers() -> int:
@@ -23,8 +23,8 @@ def workers() -> int:
     return max(1, min(MAX_WORKERS, int(given) if given.isdigit() else len(os.sched_getaffinity(0))))
 
 
-def _call(index: int) -> Any:
-    fn, items = _PENDING[0]
+def _call(key: int, index: int) -> Any:
+    fn, items = _PENDING[key]
     return fn(items[index])
 
 
@@ -37,9 +37,10 @@ def fork_map(fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _PENDING[:] = [(fn, items)]
+    key = max(_PENDING, default=0) + 1
+    _PENDING[key] = (fn, items)
     try:
         with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("fork")) as pool:
-            yield from pool.map(_call, range(len(items)))
+            yield from pool.map(_call, [key] * len(items), range(len(items)))
     finally:
-        _PENDING.clear()
+        del _PENDING[key]

@@ -160,10 +160,14 @@ class Backend(ABC):
         ports: tuple[int, ...] = (),
     ) -> tuple[int | None, bytes, bytes]:
         """Run to completion; on timeout kill the whole group and return ``None`` as exit code."""
-        proc = self.spawn(
-            argv, workdir=workdir, home=home, env=env, network=network, ro_binds=ro_binds,
-            read_only=read_only, pass_fds=pass_fds, ports=ports, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        )
+        try:
+            proc = self.spawn(
+                argv, workdir=workdir, home=home, env=env, network=network, ro_binds=ro_binds,
+                read_only=read_only, pass_fds=pass_fds, ports=ports, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )
+        except BaseException:
+            self.reap(workdir)  # (a start that failed: what it set up goes, as after any command)
+            raise
         try:
             out, err = proc.communicate(timeout=timeout)
             return proc.returncode, out, err
@@ -190,10 +194,13 @@ class Backend(ABC):
         that did not run to its end (no shell, a sandbox that would not start) is a failed check,
         never an empty answer. (A shell's test, not an interpreter: the probe runs before every
         session, and a Python's start cost it three times the sandbox's own.)"""
-        code, out, err = self.run(
-            ["/bin/sh", "-c", _PROBE, "probe", *map(str, secrets)],
-            workdir=workdir, home=home, env=base_env(home), timeout=60,
-        )
+        try:
+            code, out, err = self.run(
+                ["/bin/sh", "-c", _PROBE, "probe", *map(str, secrets)],
+                workdir=workdir, home=home, env=base_env(home), timeout=60,
+            )
+        except OSError as exc:
+            raise SandboxLeak(f"the leak probe did not run in the sandbox: {exc}") from None
         lines = out.decode(errors="replace").splitlines()
         if code != 0 or not lines or lines[-1] != _PROBE_DONE:
             raise SandboxLeak(f"the leak probe did not run in the sandbox (exit status {code}): "

@@ -116,10 +116,22 @@ def _public(path: Path) -> bool:
     return True
 
 
-@cache
 def public_etc() -> tuple[str, ...]:
-    """The bubblewrap arguments that show the public entries of :data:`ETC_PUBLIC` (a walk of the
-    host's /etc: done once per process, and once per run by the warm job server, sdcs_bench/warm.py)."""
+    """The bubblewrap arguments that show the public entries of :data:`ETC_PUBLIC`: a walk of the
+    host's /etc, done again only when an entry's own status changed (so once per run, by the warm
+    job server, sdcs_bench/warm.py, whose jobs inherit it)."""
+    status = []
+    for name in ETC_PUBLIC:
+        try:
+            st = os.lstat(Path("/etc") / name)
+            status.append((st.st_mode, st.st_ino, st.st_mtime_ns, st.st_ctime_ns))
+        except OSError:
+            status.append(None)
+    return _public_etc(tuple(status))
+
+
+@cache
+def _public_etc(_status: tuple) -> tuple[str, ...]:
     args = ["--perms", "0755", "--dir", "/etc"]
     made = {Path("/etc")}
     for name in ETC_PUBLIC:

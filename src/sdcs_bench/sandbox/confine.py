@@ -115,6 +115,8 @@ def launch(argv: list[str], **popen):
     info_r, info_w = os.pipe()
     block_r, block_w = os.pipe()
     opened = [info_r, info_w, block_r, block_w]
+    proc = pid = None
+    released = False
     try:
         passed = [info_w, block_r]
         if options["seccomp"] is not None:
@@ -124,20 +126,25 @@ def launch(argv: list[str], **popen):
             command = [a.replace("{seccomp-fd}", str(seccomp)) for a in command]
         command = [a.replace("{info-fd}", str(info_w)).replace("{block-fd}", str(block_r)) for a in command]
         proc = subprocess.Popen(command, **{**popen, "pass_fds": (*popen.get("pass_fds", ()), *passed)})
-        pid = None
-        try:
-            for fd in passed:
-                os.close(fd)
-                opened.remove(fd)
-            pid = _child_pid(info_r)
-            if pid is None:  # (it failed before making its namespaces: it ends by itself, and says why)
-                return proc
-            _confine_sandbox(proc.pid, pid, options)
-            os.write(block_w, b"1")
+        for fd in passed:
+            os.close(fd)
+            opened.remove(fd)
+        pid = _child_pid(info_r)
+        if pid is None:  # (it ended before making its sandbox: nothing waits; it says why on its stderr)
+            released = True
             return proc
-        except BaseException as exc:
-            # Bubblewrap and its waiting sandbox are killed before the wait ends (the end of the pipe
-            # it waits on is closed below: it would go on unconfined).
+        try:
+            _confine_sandbox(proc.pid, pid, options)
+        except OSError as exc:
+            raise OSError(f"confine: could not confine the sandbox: {exc}") from None
+        os.write(block_w, b"1")
+        released = True
+        return proc
+    finally:
+        if proc is not None and not released:
+            # Whatever stopped us (a failed step, an exception, an interrupt), bubblewrap and its
+            # waiting sandbox are killed before the end of the pipe it waits on is closed below:
+            # it would take the close for the word to go on, unconfined.
             for member in (pid, proc.pid):
                 if member is not None:
                     try:
@@ -145,10 +152,6 @@ def launch(argv: list[str], **popen):
                     except OSError:
                         pass
             proc.wait()
-            if isinstance(exc, OSError):
-                raise OSError(f"confine: could not confine the sandbox: {exc}") from None
-            raise
-    finally:
         for fd in opened:
             os.close(fd)
 
@@ -159,12 +162,12 @@ def _confine_sandbox(bwrap: int, pid: int, options: dict) -> None:
     import subprocess
 
     for where in options["cgroups"]:
-        try:
-            for member in (bwrap, pid):
+        for member in (bwrap, pid):
+            try:
                 with open(os.path.join(where, "cgroup.procs"), "w") as fh:
                     fh.write(str(member))
-        except OSError as exc:
-            print(f"confine: cannot join cgroup {where}: {exc.strerror}", file=sys.stderr)
+            except OSError as exc:  # (said on the runner's stderr, the stage's log; the record says what held)
+                print(f"confine: cannot move {member} into cgroup {where}: {exc.strerror}", file=sys.stderr)
     for which, limit in options["rlimits"]:
         limit = _lowered(limit, resource.prlimit(pid, which)[1])
         resource.prlimit(pid, which, (limit, limit))
@@ -182,23 +185,25 @@ def _confine_sandbox(bwrap: int, pid: int, options: dict) -> None:
 
 
 def _child_pid(fd: int) -> int | None:
-    """Bubblewrap's first word on its info pipe, ``{"child-pid": N, ...}``: N (None if it closed the
-    pipe first, or said something else). Read by hand: the script stays free of a json parser."""
+    """The sandbox's pid from bubblewrap's info pipe, ``{"child-pid": N, ...}``, read whole (to its
+    closing brace: bubblewrap writes it in pieces, and a piece written after we closed the pipe would
+    kill it); None if it closed the pipe first, or said something else. Parsed by hand: the script
+    stays free of a json parser."""
     data = b""
-    while len(data) < 65536:
+    while len(data) < 65536 and b"}" not in data:
         chunk = os.read(fd, 4096)
         if not chunk:
-            return None
+            break
         data += chunk
-        _, key, rest = data.partition(b'"child-pid"')
-        rest = rest.lstrip()
-        if not key or not rest.startswith(b":"):
-            continue
-        digits = rest[1:].lstrip()
-        n = len(digits) - len(digits.lstrip(b"0123456789"))
-        if 0 < n < len(digits):  # (a number, and what follows it: it is whole)
-            return int(digits[:n])
-    return None
+    if b"}" not in data:
+        return None
+    _, key, rest = data.partition(b'"child-pid"')
+    rest = rest.lstrip()
+    if not key or not rest.startswith(b":"):
+        return None
+    digits = rest[1:].lstrip()
+    n = len(digits) - len(digits.lstrip(b"0123456789"))
+    return int(digits[:n]) if n else None
 
 
 if __name__ == "__main__":
