@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -35,12 +36,29 @@ def test_a_refused_second_run_writes_nothing_and_the_first_run_finishes(clone, t
     work = tmp_path / "work"
     cmd = [sys.executable, "-m", "snakemake", "-s", str(clone / "Snakefile"), "--directory", str(work),
            "--cores", "1", "--config", "name=shared", SMALL]
-    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     study = work / "results" / "shared"
     deadline = time.monotonic() + 120
     while not (study / "logs").is_dir() or not list((study / "logs").rglob("*.log")):
         assert first.poll() is None and time.monotonic() < deadline, "the first run did not start"
         time.sleep(0.2)
+    # The first run is held where it is (its main process and the job commands it started stopped;
+    # a job already running goes on) while the second runs are tried: a small study now finishes
+    # faster than they can all be tried, and a finished run holds nothing.
+    os.killpg(first.pid, signal.SIGSTOP)
+    try:
+        plan = _second_runs_refused(first, work, study, clone)
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
+    out, _ = first.communicate(timeout=600)
+    assert first.returncode == 0, out[-4000:]
+    assert tree_hashes(study / "plan") == plan
+    board = pd.read_csv(study / "leaderboard.csv")
+    assert len(board) == 4 and board["matches_expected"].all()
+
+
+def _second_runs_refused(first: subprocess.Popen, work: Path, study: Path, clone: Path) -> dict[str, str]:
+    """Every second run of the study's directory is refused and writes nothing; returns the plan's hashes."""
     plan_before = tree_hashes(study / "plan")
 
     def refused(*args: str, why: str | tuple[str, ...]) -> None:
@@ -68,12 +86,8 @@ def test_a_refused_second_run_writes_nothing_and_the_first_run_finishes(clone, t
     # Snakemake itself may call a running job's outputs incomplete, at the moment one runs.
     assert dry.returncode == 0 or "incomplete" in out.lower(), out[-2000:]
     refused("--cores", "1", "--config", "name=shared", SMALL, why=("LockException", "IncompleteFilesException"))
-
-    out, _ = first.communicate(timeout=600)
-    assert first.returncode == 0, out[-4000:]
-    assert tree_hashes(study / "plan") == plan_before
-    board = pd.read_csv(study / "leaderboard.csv")
-    assert len(board) == 4 and board["matches_expected"].all()
+    assert first.poll() is None and tree_hashes(study / "plan") == plan_before
+    return plan_before
 
 
 def test_an_overrides_run_gets_its_own_directory_and_sandboxes(tmp_path):

@@ -130,8 +130,7 @@ def launch(argv: list[str], **popen):
             os.close(fd)
             opened.remove(fd)
         pid = _child_pid(info_r)
-        if pid is None:  # (it ended before making its sandbox: nothing waits; it says why on its stderr)
-            released = True
+        if pid is None:  # (it ended before making its sandbox and says why on its stderr: killed anyway below)
             return proc
         try:
             _confine_sandbox(proc.pid, pid, options)
