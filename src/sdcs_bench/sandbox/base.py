@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import IO, ClassVar
 
 from sdcs_bench.core.paths import default_work_root, installed_checkout, project_root
+from sdcs_bench.sandbox import confine
 from sdcs_bench.sandbox.limits import Limits
 from sdcs_bench.sandbox.owner import Handover
 
-CONFINE = Path(__file__).with_name("confine.py")
 
 
 class SandboxLeak(RuntimeError):
@@ -75,7 +75,7 @@ class Backend(ABC):
 
         group = cgroup.create(sandbox_marker(workdir), self.limits)
         self._enforced[sandbox_marker(workdir)] = group.enforced
-        args = [sys.executable, "-I", "-S", "-B", str(CONFINE)]
+        args = [sys.executable, "-I", "-S", "-B", confine.__file__]
         for where in group.dirs:
             args += ["--cgroup", str(where)]
         args += ["--rlimit", f"fsize={self.limits.file_size}", "--rlimit", f"nofile={self.limits.open_files}",
@@ -138,8 +138,6 @@ class Backend(ABC):
             self._handover.give(Path(workdir), uid, [Path(workdir), Path(home)])
         cmd = self.wrap(argv, workdir=workdir, home=home, network=network, ro_binds=list(ro_binds or []),
                         read_only=list(read_only or []), pass_fds=tuple(pass_fds), ports=tuple(ports))
-        from sdcs_bench.sandbox import confine
-
         return confine.launch(  # (a confined bubblewrap is started and confined from here: no interpreter between)
             cmd, cwd=workdir, env=env, stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
             pass_fds=pass_fds,

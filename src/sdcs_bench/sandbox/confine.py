@@ -64,8 +64,24 @@ def parse(argv: list[str]) -> tuple[dict, list[str]]:
     return options, command
 
 
-def _lowered(limit: int, hard: int) -> int:
-    return hard if hard != resource.RLIM_INFINITY and limit > hard else limit  # (never raised: only lowered)
+def _join(cgroups: list[str], pids: list[int]) -> None:
+    """Move each process into each cgroup; one that cannot be joined is said on stderr and skipped
+    (the session record says which limits the kernel enforced)."""
+    for where in cgroups:
+        for pid in pids:
+            try:
+                with open(os.path.join(where, "cgroup.procs"), "w") as fh:
+                    fh.write(str(pid))
+            except OSError as exc:
+                print(f"confine: cannot move {pid} into cgroup {where}: {exc.strerror}", file=sys.stderr)
+
+
+def _limit(pid: int, rlimits: list[tuple[int, int]]) -> None:
+    """Set each resource limit of the process, soft and hard (never raised: only lowered)."""
+    for which, limit in rlimits:
+        hard = resource.prlimit(pid, which)[1]
+        limit = hard if hard != resource.RLIM_INFINITY and limit > hard else limit
+        resource.prlimit(pid, which, (limit, limit))
 
 
 def main(argv: list[str]) -> int:
@@ -85,15 +101,8 @@ def main(argv: list[str]) -> int:
             return 125
         os.set_inheritable(fd, True)
         command = [a.replace("{seccomp-fd}", str(fd)) for a in command]
-    for where in options["cgroups"]:
-        try:
-            with open(os.path.join(where, "cgroup.procs"), "w") as fh:
-                fh.write(str(os.getpid()))
-        except OSError as exc:
-            print(f"confine: cannot join cgroup {where}: {exc.strerror}", file=sys.stderr)
-    for which, limit in options["rlimits"]:
-        limit = _lowered(limit, resource.getrlimit(which)[1])
-        resource.setrlimit(which, (limit, limit))
+    _join(options["cgroups"], [os.getpid()])
+    _limit(os.getpid(), options["rlimits"])
     try:
         os.execvp(command[0], command)
     except OSError as exc:
@@ -160,16 +169,8 @@ def _confine_sandbox(bwrap: int, pid: int, options: dict) -> None:
     user namespace. (OSError: one of them could not be set.)"""
     import subprocess
 
-    for where in options["cgroups"]:
-        for member in (bwrap, pid):
-            try:
-                with open(os.path.join(where, "cgroup.procs"), "w") as fh:
-                    fh.write(str(member))
-            except OSError as exc:  # (said on the runner's stderr, the stage's log; the record says what held)
-                print(f"confine: cannot move {member} into cgroup {where}: {exc.strerror}", file=sys.stderr)
-    for which, limit in options["rlimits"]:
-        limit = _lowered(limit, resource.prlimit(pid, which)[1])
-        resource.prlimit(pid, which, (limit, limit))
+    _join(options["cgroups"], [bwrap, pid])  # (said on the runner's stderr, the stage's log)
+    _limit(pid, options["rlimits"])
     for name in ("uid_map", "gid_map"):
         with open(f"/proc/{pid}/{name}", "w") as fh:
             fh.write(f"0 0 1\n1000 {options['map_uid']} 1\n")

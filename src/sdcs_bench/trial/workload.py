@@ -241,9 +241,19 @@ def validator_version() -> str:
     return version("jsonschema")
 
 
+def workload_schema() -> dict:
+    """``workflow/schemas/workload.schema.yaml``, read again only when the file changed (its
+    modification time and size)."""
+    path = project_root() / "workflow" / "schemas" / "workload.schema.yaml"
+    try:
+        st = path.stat()
+    except OSError:
+        st = None  # (read_yaml says it does not exist)
+    return _schema(path, st and (st.st_mtime_ns, st.st_size))
+
+
 @cache
 def _schema(path: Path, _stat: tuple[int, int] | None) -> dict:
-    """The workload schema, read once per version of the file (its modification time and size)."""
     from sdcs_bench.trial.config import read_yaml
 
     return read_yaml(path)
@@ -253,9 +263,7 @@ def warm_up() -> None:
     """What every stage's workload load looks up and no job changes (the warm job server calls this
     once: its jobs inherit the answers)."""
     validator_version()
-    path = project_root() / "workflow" / "schemas" / "workload.schema.yaml"
-    st = path.stat()
-    _schema(path, (st.st_mtime_ns, st.st_size))
+    workload_schema()
 
 
 def _check_schema(meta: Any, meta_path: Path, ref: str | None = None) -> None:
@@ -268,12 +276,7 @@ def _check_schema(meta: Any, meta_path: Path, ref: str | None = None) -> None:
     is loaded only for what was never checked."""
     from sdcs_bench.trial.config import _shown
 
-    path = project_root() / "workflow" / "schemas" / "workload.schema.yaml"
-    try:
-        st = path.stat()
-    except OSError:
-        st = None
-    schema = _schema(path, st and (st.st_mtime_ns, st.st_size))
+    schema = workload_schema()
     if ref is not None:
         schema = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": ref}
     key = stamp_key("workload-schema", validator_version(), schema, meta)  # (another validator checks again)
