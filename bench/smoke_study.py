@@ -1,6 +1,7 @@
 """A study from scratch, `snakemake --cores 2`, beside its floor measured in the same run.
 
     python bench/smoke_study.py [--study smoke] [--cores 2] [--no-floor | --floor-only] [--warm-cache] [--cold-jobs]
+                               [--work-root DIR]
 
 Runs the study in a fresh directory (every trial, the aggregate and the report) and prints its wall
 time against its target (the smoke study: 45 s; specsnap_t1_t4: 25 min on 2 cores), the time per
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -91,11 +93,15 @@ def main() -> None:
     parser.add_argument("--warm-cache", action="store_true",
                         help="use the user's cache (~/.cache/specsnap) instead of an empty one")
     parser.add_argument("--cold-jobs", action="store_true", help="every stage job in an interpreter of its own")
+    parser.add_argument("--work-root", type=Path,
+                        help="the live sandboxes and scoring copies here (SPECSNAP_WORK_ROOT; default: in the "
+                             "study's temporary directory, beside its results), e.g. on a RAM-backed file system")
     args = parser.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        env = {**os.environ, "SPECSNAP_WORK_ROOT": str(tmp / "work"), "SPECSNAP_WARM_LOG": str(tmp / "warm.log")}
+        work = args.work_root / f"smoke-study-{os.getpid()}" if args.work_root else tmp / "work"
+        env = {**os.environ, "SPECSNAP_WORK_ROOT": str(work), "SPECSNAP_WARM_LOG": str(tmp / "warm.log")}
         if not args.warm_cache:  # from scratch: no tokenizer, count or schema check kept from before
             env["SPECSNAP_CACHE"] = str(tmp / "cache")
         study = tmp / "results" / args.study
@@ -108,6 +114,8 @@ def main() -> None:
             wall, main_cpu = run_snakemake(["-s", str(ROOT / "Snakefile"), "--directory", str(tmp), "--cores",
                                             str(args.cores), "--config", f"study={args.study}",
                                             f"warm_jobs={str(not args.cold_jobs).lower()}"], ROOT, env)
+            if args.work_root:  # (what the run left there: nothing, as a run leaves nothing in its work root)
+                shutil.rmtree(work, ignore_errors=True)
             served = (tmp / "warm.log").read_text().splitlines() if (tmp / "warm.log").exists() else []
             warm_jobs = sum(line.startswith("warm ") for line in served)
             for tsv in (study / "benchmarks").rglob("*.tsv"):

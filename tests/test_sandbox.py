@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -328,3 +330,26 @@ def _dead(pid: int, wait_s: float = 10.0) -> bool:
             return True
         time.sleep(0.05)
     return False
+
+
+def test_the_scaffold_repository_is_small_and_quiet(make_sandbox, tmp_path):
+    """What every stage archives and restores: the baseline's objects in one pack (not a file per
+    object), no template's sample hooks, and no automatic housekeeping: a commit in the sandbox
+    starts no `git maintenance` (nor `gc --auto`) process."""
+    sandbox = make_sandbox("Vanilla")
+    git = sandbox / ".git"
+    loose = [p for p in (git / "objects").iterdir() if len(p.name) == 2]
+    assert loose == [] and len(list((git / "objects" / "pack").glob("*.pack"))) == 1
+    assert sorted(p.name for p in (git / "hooks").iterdir()) == ["reference-transaction"]
+    assert not (git / "description").exists()
+    said = subprocess.run(["git", "config", "--file", str(git / "config"), "--list"], capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+    assert {"gc.auto=0", "maintenance.auto=false", "commit.gpgsign=false", "user.name=SpecSnap Agent"} <= set(said)
+    (sandbox / "ledger" / "extra.py").write_text("X = 1\n")
+    trace = tmp_path / "trace"
+    env = {**os.environ, "GIT_TRACE": str(trace), "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+    for args in (["add", "-A"], ["commit", "-q", "--no-verify", "-m", "more"]):
+        subprocess.run(["git", *args], cwd=sandbox, env=env, check=True, capture_output=True)
+    started = trace.read_text()
+    assert "built-in: git commit" in started and "maintenance" not in started and "gc --auto" not in started
+    subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=sandbox, check=True, capture_output=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, two_session_jobs
 
-from sdcs_bench import warm
+from sdcs_bench import warm, warm_client
 
 TRIAL = "tier_2__Vanilla__ref_compressed_notes__none__s0"
 
@@ -29,7 +29,7 @@ TRIAL = "tier_2__Vanilla__ref_compressed_notes__none__s0"
 def server(tmp_path, monkeypatch):
     """A warm server of this test process (as a run's main process starts one), its requests logged."""
     log = tmp_path / "served.log"
-    monkeypatch.setenv(warm.LOG_ENV, str(log))
+    monkeypatch.setenv(warm_client.LOG_ENV, str(log))
     path = warm.start(wait_s=60)
     assert os.path.exists(path), "the server never took requests"
     yield path, log
@@ -43,10 +43,10 @@ def _served(log: Path) -> list[str]:
 
 def _env(tmp_path: Path, path: str | None) -> dict[str, str]:
     env = {**os.environ, "SPECSNAP_ROOT": str(ROOT), "SPECSNAP_WORK_ROOT": str(tmp_path / "work")}
-    env.pop(warm.ENV, None)
+    env.pop(warm_client.ENV, None)
     env.pop("SPECSNAP_SPANS", None)
     if path is not None:
-        env[warm.ENV] = path
+        env[warm_client.ENV] = path
     return env
 
 
@@ -64,8 +64,7 @@ def test_what_the_server_loads_and_looks_up_exists():
     for name in warm.PRELOAD:
         importlib.import_module(name)
     for name in warm.WARM_UP:
-        module, _, function = name.partition(":")
-        getattr(importlib.import_module(module), function)()
+        warm.lookup_of(name)()
 
 
 def test_a_lookup_that_found_nothing_is_left_to_the_jobs(monkeypatch):
@@ -82,6 +81,49 @@ def test_a_lookup_that_found_nothing_is_left_to_the_jobs(monkeypatch):
         assert syscalls.compiled.cache_info().currsize == 0
     finally:
         syscalls.compiled.cache_clear()
+
+
+def test_the_test_runner_is_found_once_per_interpreter_and_nothing_found_is_not_kept(monkeypatch):
+    """Where our interpreter finds pytest is asked once (the server asks for its jobs), and is what a
+    fresh ask says; an interpreter that found nothing is asked again next time."""
+    from sdcs_bench.scoring import scorer
+
+    monkeypatch.setattr(scorer, "_HOST_RUNNER", {})
+    found = scorer.host_runner_dirs()
+    assert {p.name for p in found} >= {"_pytest", "pluggy"}, found
+
+    def no_second_ask(*_a, **_k):
+        raise AssertionError("asked again")
+
+    monkeypatch.setattr(scorer.subprocess, "run", no_second_ask)
+    assert scorer.host_runner_dirs() == found
+    monkeypatch.undo()
+    monkeypatch.setattr(scorer, "_HOST_RUNNER", {})
+    assert scorer.host_runner_dirs("/bin/true") is None  # (prints nothing: no runner)
+    assert "/bin/true" not in scorer._HOST_RUNNER
+
+
+def test_the_client_imports_only_what_the_interpreter_has_built_in():
+    """Every stage job's program imports the client first: a module over the built-in ones (socket,
+    signal, json) would cost every job its import again."""
+    probe = ("import sys; before = set(sys.modules); import sdcs_bench.warm_client; "
+             "print(' '.join(sorted(set(sys.modules) - before)))")
+    new = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")}).stdout.split()
+    assert set(new) <= {"sdcs_bench", "sdcs_bench.warm_client", "__future__", "_socket", "_signal", "_json",
+                        "_struct"}, new
+
+
+@pytest.mark.parametrize("value", [
+    {"argv": ["specsnap", "run-session", "--trial", "t.json"], "umask": 18, "cwd": "/w"},
+    {"env": {"K": "v\n\"q\" \\ é ☃ \x00 \x7f", "UNDECODABLE": "b\udcff\udc80"}},
+    {"nested": [[1, -2], {"a": []}], "flags": [True, False, None]},
+])
+def test_a_request_is_the_json_the_server_reads(value):
+    """The client writes its request without the json module: byte for byte what json.dumps writes
+    (an environment's undecodable byte, a lone surrogate, escaped the same way)."""
+    assert warm_client.dumps(value) == json.dumps(value)
+    assert json.loads(warm_client.dumps(value)) == value
 
 
 # -- a job ends as it would have cold -----------------------------------------------------------------
@@ -150,7 +192,7 @@ def _request(path: str, body: dict, *, fds=(0, 1, 2)) -> bytes:
         sock.connect(path)
         data = json.dumps(body).encode()
         try:
-            sock.sendmsg([warm._HEADER.pack(len(data))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
+            sock.sendmsg([warm_client.HEADER.pack(len(data))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))])
             sock.sendall(data)
             sock.settimeout(30)
             return sock.recv(1)
@@ -163,10 +205,10 @@ def test_a_job_for_another_interpreter_runs_cold(server, tmp_path):
     path, log = server
     body = {"argv": ["specsnap", "score", "--trial", "t", "--from", "a", "--stage-dir", "b"], "env": dict(os.environ),
             "cwd": str(tmp_path), "umask": 0o022, "executable": "/opt/conda/envs/x/bin/python", "prefix": sys.prefix}
-    assert _request(path, body) == warm.COLD
+    assert _request(path, body) == warm_client.COLD
     same = {**body, "executable": os.path.realpath(sys.executable)}
-    assert _request(path, {**same, "prefix": "/opt/venvs/other"}) == warm.COLD  # a venv on the same Python
-    assert _request(path, {**same, "env": {**os.environ, "PYTHONHASHSEED": "7"}}) == warm.COLD
+    assert _request(path, {**same, "prefix": "/opt/venvs/other"}) == warm_client.COLD  # a venv on the same Python
+    assert _request(path, {**same, "env": {**os.environ, "PYTHONHASHSEED": "7"}}) == warm_client.COLD
     assert _served(log) == ["cold another interpreter or its settings"] * 3
 
 
@@ -238,7 +280,7 @@ def test_a_malformed_request_runs_nothing(server, tmp_path):
     assert _request(path, body, fds=()) == b""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.connect(path)
-        sock.sendmsg([warm._HEADER.pack(1 << 30)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+        sock.sendmsg([warm_client.HEADER.pack(1 << 30)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
         sock.settimeout(30)
         try:
             assert sock.recv(1) == b""

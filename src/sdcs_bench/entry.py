@@ -1,6 +1,7 @@
 """The ``specsnap`` program: a stage job (:mod:`sdcs_bench.jobs`) runs without loading the typer
-app, in the run's warm server when there is one (:mod:`sdcs_bench.warm`); every other command line
-goes to the typer app (:mod:`sdcs_bench.cli`)."""
+app, in the run's warm server when there is one (:mod:`sdcs_bench.warm`, asked through
+:mod:`sdcs_bench.warm_client`); every other command line goes to the typer app
+(:mod:`sdcs_bench.cli`)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import sys
 
 
 def main() -> None:
-    from sdcs_bench import warm
+    from sdcs_bench.warm_client import delegate
 
-    status = warm.delegate(sys.argv)  # (None: no server, or it said no)
+    status = delegate(sys.argv)  # (None: no server, or it said no)
     if status is not None:
         sys.exit(status)
     from sdcs_bench import jobs

@@ -6,7 +6,7 @@ the workflow starts one server before its first job (``start``, from Snakemake's
 process that imports what the stages run, then waits on a Unix socket in a directory only this user
 can enter. A stage job's ``specsnap`` (the same command line the rule always had) hands the server
 its command line, environment, working directory, umask and its stdin, stdout and stderr
-(``delegate``); the server forks a process that takes all of them on and runs the job exactly as the
+(``warm_client.delegate``); the server forks a process that takes all of them on and runs the job exactly as the
 program would (``sdcs_bench.jobs``); the job's exit status, or the signal that ended it, is the
 command's own, and a signal the command receives is passed on to the job. What a rule declares is
 unchanged: one job per stage in Snakemake's DAG, with its outputs, log and benchmark (whose wall time
@@ -19,8 +19,7 @@ A connection from any other user, or from a process in another user, mount or pi
 sandbox), is refused; agents never see the socket anyway (their sandbox has a /tmp of its own and an
 environment of SpecSnap's choosing), and the server leaves when the run does.
 
-This module imports nothing of the package at import time: the program's entry imports it before
-anything else.
+The program's side is :mod:`sdcs_bench.warm_client` (light: every stage job imports it first).
 """
 
 from __future__ import annotations
@@ -31,17 +30,11 @@ import os
 import select
 import signal
 import socket
-import struct
 import sys
 
-ENV = "SPECSNAP_WARM"  # the server's socket, in the environment of the run's jobs
-LOG_ENV = "SPECSNAP_WARM_LOG"  # a file the server appends a line to per request (benches and tests read it)
-_HEADER = struct.Struct("!I")
-_STATUS = struct.Struct("!ci")  # b"X" exit status | b"S" signal number
+from sdcs_bench.warm_client import COLD, ENV, FORWARDED, HEADER, LOG_ENV, START_TIMEOUT_S, STARTED, STATUS, peer
+
 _MAX_REQUEST = 4 << 20  # a command line and its environment
-_FORWARDED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2}
-COLD, STARTED = b"C", b"R"
-_START_TIMEOUT_S = 60.0  # a server that has not started the job by then is not used (the program runs it)
 
 # What the stages run (each stage imports only its own part when it starts cold: docs/benchmarks.md).
 PRELOAD = (
@@ -66,106 +59,13 @@ PRELOAD = (
     "importlinter.api",
 )
 # Then what every job looks up and none changes, looked up once here (each job inherits the answer):
-# the walk of the host's /etc that every sandbox's /etc is made of, the sandbox's system-call filter
-# as libseccomp compiles it, the workload schema and its validator's version. (A failure is left to
-# the jobs, which look it up themselves.)
-WARM_UP = ("sdcs_bench.sandbox.bwrap:public_etc", "sdcs_bench.sandbox.syscalls:compiled",
+# the walk of the host's /etc that every sandbox's /etc is made of, whether bubblewrap runs here, the
+# sandbox's system-call filter as libseccomp compiles it, where our interpreter finds the test runner,
+# the workload schema and its validator's version. (A failure is left to the jobs, which look it up
+# themselves.)
+WARM_UP = ("sdcs_bench.sandbox.bwrap:public_etc", "sdcs_bench.sandbox.bwrap:BwrapBackend.available",
+           "sdcs_bench.sandbox.syscalls:compiled", "sdcs_bench.scoring.scorer:host_runner_dirs",
            "sdcs_bench.trial.workload:warm_up")
-
-
-# -- the program's side ---------------------------------------------------------------------------------
-def delegate(argv: list[str]) -> int | None:
-    """Run this command line in the run's server: its exit status (a signal that ended the job ends
-    this process the same way), or None when it must run here (no server, or the server said no)."""
-    path = os.environ.get(ENV)
-    if not path or not _private(os.path.dirname(path)):
-        return None
-    caught: list[int] = []  # signals before the job started: passed on once it has, else re-raised here
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-
-    def on_signal(signum, _frame):
-        if caught and caught[0] == -1:
-            _forward(sock, signum)
-        else:
-            caught.append(signum)
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in _FORWARDED
-                if signal.getsignal(sig) is not signal.SIG_IGN}  # (an ignored one, as under nohup, stays so)
-    sock.settimeout(_START_TIMEOUT_S)
-    try:
-        sock.connect(path)
-        if _peer(sock)[1] != os.getuid():
-            raise PermissionError("the server is another user's")
-        umask = os.umask(0o022)
-        os.umask(umask)
-        request = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": umask,
-                              "executable": os.path.realpath(sys.executable), "prefix": sys.prefix}).encode()
-        sock.sendmsg([_HEADER.pack(len(request))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
-        sock.sendall(request)
-        answer = sock.recv(1)
-    except OSError:  # (a timeout too: a job started after it sees the program gone, and is taken down)
-        answer = b""
-    if answer != STARTED:  # nothing was started: the program runs the job itself
-        sock.close()
-        _restore(previous, caught)
-        return None
-    sock.settimeout(None)
-    for signum in caught:
-        _forward(sock, signum)
-    caught[:] = [-1]  # (from now on each signal is passed on as it comes)
-    status = _read_status(sock)
-    _restore(previous, [])
-    sock.close()
-    if status is None:
-        print("specsnap: error: the run's job server stopped before this job ended", file=sys.stderr)
-        return 1
-    kind, value = status
-    if kind == b"S":
-        if value not in (signal.SIGKILL, signal.SIGSTOP):
-            signal.signal(value, signal.SIG_DFL)
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {value})
-        os.kill(os.getpid(), value)
-        return 128 + value
-    return value
-
-
-def _restore(previous: dict, caught: list[int]) -> None:
-    """Put back the program's own signal handlers; a signal caught before any job started is then
-    delivered to this process as if nothing had been in between."""
-    for sig, handler in previous.items():
-        signal.signal(sig, handler)
-    for signum in caught:
-        os.kill(os.getpid(), signum)
-
-
-def _private(directory: str) -> bool:
-    """The server's directory is this user's and closed to everyone else (else it is not used: a
-    stale name in a shared /tmp could be anyone's)."""
-    try:
-        st = os.stat(directory)
-    except OSError:
-        return False
-    return st.st_uid == os.getuid() and not st.st_mode & 0o077
-
-
-def _forward(sock: socket.socket, signum: int) -> None:
-    try:
-        sock.send(bytes([signum]))
-    except OSError:
-        pass
-
-
-def _read_status(sock: socket.socket) -> tuple[bytes, int] | None:
-    data = b""
-    while len(data) < _STATUS.size:
-        try:
-            chunk = sock.recv(_STATUS.size - len(data))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        data += chunk
-    return _STATUS.unpack(data)
 
 
 # -- the run's side ---------------------------------------------------------------------------------------
@@ -270,16 +170,24 @@ def warm_up() -> None:
     """Look up :data:`WARM_UP` here, once (the server's jobs inherit the answers). An answer of
     None (say, libseccomp not loadable here) or a failure is not kept: each job looks it up itself,
     and says what is wrong."""
-    import importlib
-
     for name in WARM_UP:
-        module, _, function = name.partition(":")
         try:
-            lookup = getattr(importlib.import_module(module), function)
+            lookup = lookup_of(name)
             if lookup() is None and hasattr(lookup, "cache_clear"):
                 lookup.cache_clear()
         except Exception:  # noqa: BLE001
             pass
+
+
+def lookup_of(name: str):
+    """The function a :data:`WARM_UP` entry names (``module:attribute[.attribute]``)."""
+    import importlib
+
+    module, _, path = name.partition(":")
+    found = importlib.import_module(module)
+    for part in path.split("."):
+        found = getattr(found, part)
+    return found
 
 
 def _leave(_signum, _frame) -> None:
@@ -309,12 +217,6 @@ def _note(line: str) -> None:
         os.close(fd)
 
 
-def _peer(conn: socket.socket) -> tuple[int, int]:
-    """The connected process's (pid, uid), as the kernel gives them."""
-    pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return pid, uid
-
-
 def _same_namespaces(pid: int) -> bool:
     """The process lives in this server's user, mount and pid namespaces: never in a sandbox, whose
     agent could otherwise be this user (bubblewrap maps its uid to the user's when no host uid of its
@@ -329,15 +231,15 @@ def _same_namespaces(pid: int) -> bool:
 def _receive(conn: socket.socket) -> tuple[dict, list[int]] | None:
     """One request: its JSON and the three descriptors it passed (None for a malformed one)."""
     fds = array.array("i")
-    msg, ancdata, _flags, _addr = conn.recvmsg(_HEADER.size, socket.CMSG_SPACE(3 * fds.itemsize))
+    msg, ancdata, _flags, _addr = conn.recvmsg(HEADER.size, socket.CMSG_SPACE(3 * fds.itemsize))
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
-    if len(msg) != _HEADER.size or len(fds) != 3:
+    if len(msg) != HEADER.size or len(fds) != 3:
         for fd in fds:
             os.close(fd)
         return None
-    (size,) = _HEADER.unpack(msg)
+    (size,) = HEADER.unpack(msg)
     if size > _MAX_REQUEST:
         return None
     body = bytearray()
@@ -366,17 +268,17 @@ def _handle(conn: socket.socket) -> None:
 
     # The signals a job may be sent are held (blocked) here and in the job until it is set up, then
     # delivered with the job's own dispositions: one sent as the job starts is never lost.
-    signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED)
-    for sig in _FORWARDED:
+    signal.pthread_sigmask(signal.SIG_BLOCK, FORWARDED)
+    for sig in FORWARDED:
         signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
-    pid, uid = _peer(conn)
+    pid, uid = peer(conn)
     if uid != os.getuid():
         _note("refused another user")
         return
     if not _same_namespaces(pid):
         _note("refused a process in a sandbox")
         return
-    conn.settimeout(_START_TIMEOUT_S)
+    conn.settimeout(START_TIMEOUT_S)
     received = _receive(conn)
     if received is None:
         _note("refused a malformed request")
@@ -440,9 +342,9 @@ def _supervise(conn: socket.socket, pid: int, fds: list[int], verb: str) -> None
             _signal_group(pid, signum)
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
-        answer = _STATUS.pack(b"S", os.WTERMSIG(status))
+        answer = STATUS.pack(b"S", os.WTERMSIG(status))
     else:
-        answer = _STATUS.pack(b"X", os.waitstatus_to_exitcode(status))
+        answer = STATUS.pack(b"X", os.waitstatus_to_exitcode(status))
     try:
         conn.sendall(answer)
     except OSError:
@@ -492,7 +394,7 @@ def _run_job(request: dict, fds: list[int], args, conn: socket.socket, superviso
         sys.stderr = open(2, "w", buffering=1, closefd=False, errors="backslashreplace")
         from sdcs_bench import jobs
 
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _FORWARDED)  # (what was sent meanwhile arrives now)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)  # (what was sent meanwhile arrives now)
         try:
             jobs.run(args)
             code = 0

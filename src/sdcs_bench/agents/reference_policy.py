@@ -43,25 +43,28 @@ answer that reaches it is the last.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+# (hashlib and tempfile are imported where used: this process starts in every session of every
+# reference trial, and most sessions never need them)
+
 def _load(path: Path):
     """A module of the standard library only, bound into the sandbox and loaded by its path (the
-    sandbox has no SpecSnap package)."""
-    import importlib.util
+    sandbox has no SpecSnap package); its compiled form is used where the package has one."""
+    from importlib.machinery import SourceFileLoader  # (importlib.util would import much more)
 
-    spec = importlib.util.spec_from_file_location(f"specsnap_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
+    name = f"specsnap_{path.stem}"
+    loader = SourceFileLoader(name, str(path))
+    module = type(sys)(name)
+    module.__file__, module.__loader__ = str(path), loader
+    sys.modules[name] = module
+    loader.exec_module(module)
     return module
 
 
@@ -71,6 +74,8 @@ channel = _load(Path(__file__).resolve().with_name("policy_channel.py"))
 
 
 def _sha256(data: bytes) -> str:
+    import hashlib
+
     return hashlib.sha256(data).hexdigest()
 
 
@@ -161,6 +166,8 @@ class Agent:
     def rebuild(self, files: dict[str, bytes], steps: list[tuple[str, bool]]) -> dict[str, bytes] | None:
         """Apply patches (``(patch, reverse)``) to ``files`` in a scratch copy; the new contents,
         or ``None`` when a patch does not apply."""
+        import tempfile
+
         with tempfile.TemporaryDirectory() as scratch:
             for rel, data in files.items():
                 dst = Path(scratch) / rel

@@ -68,7 +68,10 @@ ETC_MAX_ENTRIES = 20_000  # a public directory larger than this is not bound (no
 
 
 def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+    """``path`` is ``root`` or lies below it (both absolute: compared part by part, as ``root in
+    path.parents`` would, without making every parent)."""
+    parts = root.parts
+    return path.parts[: len(parts)] == parts
 
 
 def system_binds() -> tuple[list[str], list[Path]]:

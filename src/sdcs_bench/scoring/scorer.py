@@ -32,6 +32,7 @@ from sdcs_bench.scoring.standards import standards_report
 from sdcs_bench.scoring.suspicious import scan_source
 from sdcs_bench.trial.standards import Layout
 from sdcs_bench.scoring.verdicts import StreamReader, cross_check, parse
+from sdcs_bench.core.paths import default_work_root
 from sdcs_bench.core.timing import span, timed
 
 PROBE = Path(__file__).with_name("probe_conftest.py")
@@ -87,14 +88,32 @@ RUNNER_PACKAGES = ("pytest", "_pytest", "pluggy")
 def _runner_dirs(python: str, backend: Backend, readable: list[Path], workdir: Path, home: Path) -> list[Path]:
     """Where ``python`` finds the test runner's packages (protected for the run). A repository's
     own environment is asked inside the sandbox, where it may be the image's copy, not the host's."""
-    script = ("import importlib.util as u\nfor n in %r:\n    s = u.find_spec(n)\n"
-              "    print(s.origin if s and s.origin else '')" % (RUNNER_PACKAGES,))
-    argv = [python, "-I", "-c", script]
-    if readable:
-        _, out, _ = backend.run(argv, workdir=workdir, home=home, env=base_env(home), timeout=60, ro_binds=readable)
-        stdout = out.decode(errors="replace")
-    else:
-        stdout = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+    if not readable:
+        return list(host_runner_dirs(python) or ())
+    _, out, _ = backend.run([python, "-I", "-c", _FIND_RUNNER], workdir=workdir, home=home, env=base_env(home),
+                            timeout=60, ro_binds=readable)
+    return _origins(out.decode(errors="replace"))
+
+
+_FIND_RUNNER = ("import importlib.util as u\nfor n in %r:\n    s = u.find_spec(n)\n"
+                "    print(s.origin if s and s.origin else '')" % (RUNNER_PACKAGES,))
+_HOST_RUNNER: dict[str, tuple[Path, ...]] = {}
+
+
+def host_runner_dirs(python: str | None = None) -> tuple[Path, ...] | None:
+    """:func:`_runner_dirs` of an interpreter of the host (ours by default), asked once per process
+    (the warm server asks for its jobs: ``WARM_UP``); None when it found no test runner (not kept)."""
+    python = python or sys.executable
+    if python not in _HOST_RUNNER:
+        found = _origins(subprocess.run([python, "-I", "-c", _FIND_RUNNER], capture_output=True, text=True,
+                                        timeout=60).stdout)
+        if not found:
+            return None
+        _HOST_RUNNER[python] = tuple(found)
+    return _HOST_RUNNER[python]
+
+
+def _origins(stdout: str) -> list[Path]:
     found = []
     for line in stdout.splitlines():
         if line:
@@ -108,6 +127,14 @@ def scoring_python(workload: Workload) -> tuple[str, list[Path]]:
     and what the sandbox must let it read."""
     python, readable = environment_access(workload.environment_dir)
     return python or sys.executable, readable
+
+
+def _scratch() -> Path:
+    """Where scoring copies are made: the work root, beside the live sandboxes (``SPECSNAP_WORK_ROOT``
+    moves both, to a RAM-backed file system say: docs/pipeline.md)."""
+    root = default_work_root()
+    root.mkdir(parents=True, exist_ok=True)
+    return root
 
 
 @timed("test tree digest")
@@ -276,7 +303,7 @@ def evaluate_tree(workload: Workload, tree: Path, backend: Backend, timeout_s: f
     """Run the hidden tests and the boundary rules on a clean scoring copy of ``tree``. A run in
     which any witness contradicts another (``tampered``) passes nothing."""
     settings = sentinels or SentinelSettings.default()
-    with tempfile.TemporaryDirectory(prefix="specsnap-score-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="specsnap-score-", dir=_scratch()) as tmp:
         copy = Path(tmp) / "copy"
         copy.mkdir()
         excluded = scoring_copy(tree, workload, copy)

@@ -9,7 +9,8 @@ form models on its own is only what the pipeline does: where cuts land, what the
 what each write leaves on disk. It therefore stays an independent check of the pipeline.
 
 This module runs inside the sandbox beside the policy, which loads it by path: it imports only
-the standard library, and nothing of SpecSnap.
+the standard library, and nothing of SpecSnap; only what the policy imports anyway (its process
+starts in every session of every reference trial: no dataclasses, no typing at run time).
 
 A requirement is anything with ``id``, ``text``, ``summary`` and ``amendment`` (None: it has none)
 attributes; :class:`Req` is the policy's form of one.
@@ -17,9 +18,12 @@ attributes; :class:`Req` is the policy's form of one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
+
+TYPE_CHECKING = False  # (typing's flag, without importing typing)
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
 
 # How a policy keeps its notes file (a policy's ``notes`` setting):
 #   none        it writes no notes
@@ -39,12 +43,11 @@ GOLD, SUMMARY, SUPERSEDED = "gold", "summary", "superseded"
 DONE, WRITE, IN_PLACE, SKIP = "done", "write", "in_place", "skip"
 
 
-@dataclass(frozen=True)
-class Req:
-    id: str
-    text: str
-    summary: str
-    amendment: str | None = None
+class Req(namedtuple("Req", ["id", "text", "summary", "amendment"], defaults=[None])):
+    """A requirement as the policy holds it: ``id``, ``text``, ``summary`` and ``amendment`` (None:
+    it has none)."""
+
+    __slots__ = ()
 
 
 def norm(text: str) -> str:
