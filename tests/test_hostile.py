@@ -428,6 +428,13 @@ REFS_GIT_READS = {
                             "python3 -c \"import sys,zlib; d=open('ledger/accounts.py','rb').read()+b'# edited\\n'; "
                             "sys.stdout.buffer.write(zlib.compress(b'blob %d\\0' % len(d) + d))\" > $HOME/o && "
                             "mkdir -p $(dirname $o) && rm -f $o && cp $HOME/o $o"),  # (the scaffold's objects are packed)
+    # (the same forgery where git would read it: the baseline's pack unpacked into loose objects first)
+    "forged_loose_object_unpacked": ("mkdir $HOME/p && mv .git/objects/pack/* $HOME/p/ && "
+                                     "git unpack-objects -q < $(ls $HOME/p/*.pack) && "
+                                     "b=$(git rev-parse HEAD:ledger/accounts.py) && o=.git/objects/$(echo $b | cut -c1-2)/$(echo $b | cut -c3-) && "
+                                     "python3 -c \"import sys,zlib; d=open('ledger/accounts.py','rb').read()+b'# edited\\n'; "
+                                     "sys.stdout.buffer.write(zlib.compress(b'blob %d\\0' % len(d) + d))\" > $HOME/o && "
+                                     "rm -f $o && cp $HOME/o $o"),
     "object_format": "git config core.repositoryformatversion 1 && git config extensions.objectFormat sha256",
     "alternates_outside": f"{STAGE} && mkdir -p .git/objects/info && echo $HOME/elsewhere >> .git/objects/info/alternates",
 }

@@ -353,3 +353,25 @@ def test_the_scaffold_repository_is_small_and_quiet(make_sandbox, tmp_path):
     started = trace.read_text()
     assert "built-in: git commit" in started and "maintenance" not in started and "gc --auto" not in started
     subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=sandbox, check=True, capture_output=True)
+
+
+def test_the_baselines_packs_stay_under_the_snapshots_cap_on_one_file(tmp_path):
+    """A snapshot leaves out a file over its cap: the baseline's objects go in packs of at most the
+    given size (three incompressible files of 600 KiB under a 1 MiB limit: several packs), and stay
+    loose where the cap is below git's smallest pack limit."""
+    from sdcs_bench.core.gitutil import PACK_MIN_BYTES, commit_all, init_repo
+
+    for limit, packed in ((PACK_MIN_BYTES, True), (PACK_MIN_BYTES // 2, False)):
+        repo = tmp_path / f"repo-{limit}"
+        repo.mkdir()
+        for i in range(3):
+            (repo / f"blob{i}.bin").write_bytes(os.urandom(600 << 10))
+        init_repo(repo)
+        commit_all(repo, "baseline", max_pack_bytes=limit)
+        packs = list((repo / ".git" / "objects" / "pack").glob("*.pack"))
+        loose = [p for p in (repo / ".git" / "objects").iterdir() if len(p.name) == 2]
+        if packed:
+            assert len(packs) >= 2 and loose == [] and all(p.stat().st_size <= limit for p in packs), packs
+        else:
+            assert packs == [] and loose, "below git's smallest pack limit the objects stay loose"
+        subprocess.run(["git", "fsck", "--strict", "--no-dangling"], cwd=repo, check=True, capture_output=True)

@@ -67,20 +67,28 @@ def test_what_the_server_loads_and_looks_up_exists():
         warm.lookup_of(name)()
 
 
-def test_a_lookup_that_found_nothing_is_left_to_the_jobs(monkeypatch):
+@pytest.mark.parametrize("lookup", ["seccomp", "bubblewrap"])
+def test_a_lookup_that_found_nothing_is_left_to_the_jobs(monkeypatch, lookup):
     """The server looks up once what every job would (WARM_UP); an answer of "nothing" (libseccomp
-    not loadable in the server, say) is not kept for the run's jobs: each looks again itself."""
+    not loadable in the server: None; bubblewrap would not start there: False) is not kept for the
+    run's jobs: each looks again itself."""
+    import shutil
     import sys
 
-    from sdcs_bench.sandbox import syscalls
+    from sdcs_bench.sandbox import bwrap, syscalls
 
-    syscalls.compiled.cache_clear()
-    monkeypatch.setitem(sys.modules, "pyseccomp", None)  # (import fails: compiled() answers None)
+    cached = {"seccomp": syscalls.compiled, "bubblewrap": bwrap.BwrapBackend.available}[lookup]
+    cached.cache_clear()
+    if lookup == "seccomp":
+        monkeypatch.setitem(sys.modules, "pyseccomp", None)  # (import fails: compiled() answers None)
+    else:
+        which = shutil.which
+        monkeypatch.setattr(bwrap.shutil, "which", lambda name, *a, **k: None if name == "bwrap" else which(name, *a, **k))
     try:
         warm.warm_up()
-        assert syscalls.compiled.cache_info().currsize == 0
+        assert cached.cache_info().currsize == 0
     finally:
-        syscalls.compiled.cache_clear()
+        cached.cache_clear()
 
 
 def test_the_test_runner_is_found_once_per_interpreter_and_nothing_found_is_not_kept(monkeypatch):
@@ -103,9 +111,9 @@ def test_the_test_runner_is_found_once_per_interpreter_and_nothing_found_is_not_
     assert "/bin/true" not in scorer._HOST_RUNNER
 
 
-def test_the_client_imports_only_what_the_interpreter_has_built_in():
-    """Every stage job's program imports the client first: a module over the built-in ones (socket,
-    signal, json) would cost every job its import again."""
+def test_the_client_imports_only_the_standard_librarys_c_modules():
+    """Every stage job's program imports the client first: a module over the C ones (socket, signal,
+    json) would cost every job its import again."""
     probe = ("import sys; before = set(sys.modules); import sdcs_bench.warm_client; "
              "print(' '.join(sorted(set(sys.modules) - before)))")
     new = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,

@@ -168,12 +168,12 @@ def serve(path: str, parent: int, log: str | None = None) -> None:
 
 def warm_up() -> None:
     """Look up :data:`WARM_UP` here, once (the server's jobs inherit the answers). An answer of
-    None (say, libseccomp not loadable here) or a failure is not kept: each job looks it up itself,
-    and says what is wrong."""
+    nothing (None: libseccomp not loadable here, say; False: bubblewrap would not start) or a failure
+    is not kept: each job looks it up itself, and says what is wrong."""
     for name in WARM_UP:
         try:
             lookup = lookup_of(name)
-            if lookup() is None and hasattr(lookup, "cache_clear"):
+            if not lookup() and hasattr(lookup, "cache_clear"):
                 lookup.cache_clear()
         except Exception:  # noqa: BLE001
             pass

@@ -1,10 +1,11 @@
 """The program's side of a warm stage job (:mod:`sdcs_bench.warm`): hand the command line to the run's
 server, pass on the signals this process gets while the job runs, and end as the job ended.
 
-Every stage job's ``specsnap`` runs this before anything else, so it imports only what the
-interpreter has built in (``_socket``, ``_signal``, ``_struct`` and ``_json``'s string encoder): the
-``socket``, ``signal`` and ``json`` modules over them cost a job about 15 ms of imports, a few per cent
-of a reference trial (docs/benchmarks.md). The request is JSON all the same (what the server reads).
+Every stage job's ``specsnap`` runs this before anything else, so it imports only the standard
+library's C modules (``_socket``, ``_signal``, ``_struct`` and ``_json``'s string encoder), not the
+``socket``, ``signal`` and ``json`` modules over them, which cost a job about 15 ms of imports, a few
+per cent of a reference trial (docs/benchmarks.md). The request is JSON all the same (what the server
+reads).
 """
 
 from __future__ import annotations
@@ -14,8 +15,12 @@ import sys
 
 import _signal
 import _socket
-from _json import encode_basestring_ascii
 from _struct import Struct
+
+try:
+    from _json import encode_basestring_ascii
+except ImportError:  # (an interpreter built without it: json's own Python version)
+    from json.encoder import py_encode_basestring_ascii as encode_basestring_ascii
 
 ENV = "SPECSNAP_WARM"  # the server's socket, in the environment of the run's jobs
 LOG_ENV = "SPECSNAP_WARM_LOG"  # a file the server appends a line to per request (benches and tests read it)
@@ -86,7 +91,8 @@ def delegate(argv: list[str]) -> int | None:
 
 def dumps(value) -> str:
     """``json.dumps(value)`` (ASCII) for what a request holds: strings (a lone surrogate of an
-    undecodable environment byte included, escaped as json escapes it), integers, lists and dicts."""
+    undecodable environment byte included, escaped as json escapes it), integers, lists and dicts
+    with string keys (a key is written as ``str(key)``: json would spell a bool or None key otherwise)."""
     if isinstance(value, str):
         return encode_basestring_ascii(value)
     if isinstance(value, bool) or value is None:

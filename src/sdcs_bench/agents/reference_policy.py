@@ -54,6 +54,7 @@ from pathlib import Path
 # (hashlib and tempfile are imported where used: this process starts in every session of every
 # reference trial, and most sessions never need them)
 
+
 def _load(path: Path):
     """A module of the standard library only, bound into the sandbox and loaded by its path (the
     sandbox has no SpecSnap package); its compiled form is used where the package has one."""

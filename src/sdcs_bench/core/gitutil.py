@@ -148,12 +148,19 @@ def init_repo(repo: Path) -> None:
         config.write("".join(f"[{section}]\n" + "".join(lines) for section, lines in sections.items()))
 
 
-def commit_all(repo: Path, message: str) -> str:
+PACK_MIN_BYTES = 1 << 20  # git's smallest --max-pack-size
+
+
+def commit_all(repo: Path, message: str, *, max_pack_bytes: int | None = None) -> str:
     """Commit the whole tree; its objects then packed (one pack instead of a loose file per object:
-    the sandbox is archived and restored at every stage boundary, a file at a time)."""
+    the sandbox is archived and restored at every stage boundary, a file at a time), in packs of at
+    most ``max_pack_bytes`` each (a snapshot leaves out a file over its cap), or left loose when
+    that is below git's smallest pack limit."""
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "--no-verify", "-m", message)
-    git(repo, "repack", "-a", "-d", "-n", "-q")
+    if max_pack_bytes is None or max_pack_bytes >= PACK_MIN_BYTES:
+        limit = [f"--max-pack-size={max_pack_bytes}"] if max_pack_bytes is not None else []
+        git(repo, "repack", "-a", "-d", "-n", "-q", *limit)
     return git(repo, "rev-parse", "HEAD").strip()
 
 

@@ -125,8 +125,10 @@ def run_scaffold_stage(trial: TrialSpec, stage_dir: Path) -> dict[str, Any]:
     workdir = trial.sandbox_dir
     if workdir.exists():
         shutil.rmtree(workdir)
-    meta = scaffold(trial.workload, trial.arm, workdir, trial.variant, withhold=trial.withhold_before_s1)
-    write_snapshot(workdir, stage_dir, caps=snapshot_caps(trial))
+    caps = snapshot_caps(trial)
+    meta = scaffold(trial.workload, trial.arm, workdir, trial.variant, withhold=trial.withhold_before_s1,
+                    max_file_bytes=caps.file_bytes)
+    write_snapshot(workdir, stage_dir, caps=caps)
     _clear_live(trial)
     atomic_write(stage_dir / MANIFEST, json.dumps(meta["manifest"], indent=2))
     extra = {"withheld": meta["withheld"]} if meta.get("withheld") else {}

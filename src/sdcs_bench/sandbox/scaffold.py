@@ -35,7 +35,7 @@ def manifest(root: Path, private: tuple[str, ...] = ()) -> dict[str, str]:
 
 @timed("scaffold files")
 def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] | None = None,
-             withhold: tuple[int, str] | None = None) -> dict[str, Any]:
+             withhold: tuple[int, str] | None = None, max_file_bytes: int | None = None) -> dict[str, Any]:
     """A fresh sandbox. ``variant`` matters only to a workload whose baseline it arranges (the
     standards family's layout: STYLE.md, the existing handlers' forms, the sealed task queue).
     ``withhold`` ``(k, mode)`` takes a coherence workload's secrets away before anything reads the
@@ -64,7 +64,9 @@ def scaffold(workload: Workload, arm: Arm, dest: Path, variant: dict[str, Any] |
     init_repo(dest)
     (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
     (dest / ".git" / "info" / "exclude").write_text("\n".join(IGNORED) + "\n")
-    baseline_commit = commit_all(dest, f"SpecSnap baseline: {workload.id} + arm {arm.name}")
+    # (``max_file_bytes``: the snapshots' cap on one file; the baseline's packs stay well under it)
+    baseline_commit = commit_all(dest, f"SpecSnap baseline: {workload.id} + arm {arm.name}",
+                                 max_pack_bytes=max_file_bytes // 2 if max_file_bytes else None)
     install_guard(dest, exempt_patterns(workload.protected, arm.memory_files))
     meta = {
         "specsnap_version": __version__,
