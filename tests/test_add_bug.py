@@ -299,8 +299,8 @@ def test_swe_bench_format_instances_become_one_workload_and_a_refused_one_says_w
     workload = clone / "real_repos" / name
     bugs_listed = yaml.safe_load((workload / "bugs.yaml").read_text())
     assert [(b["id"], b["tests"], b["upstream"]) for b in bugs_listed] == [
-        ("acme__tally-12", [f"tests/test_acme_tally_12_core.py::test_word_count_tabs"], "acme__tally-12"),
-        ("acme__tally-15", [f"tests/test_acme_tally_15_mean.py::test_mean_of_nothing_raises"], "acme__tally-15")]
+        ("acme__tally-12", ["tests/test_acme_tally_12_core.py::test_word_count_tabs"], "acme__tally-12"),
+        ("acme__tally-15", ["tests/test_acme_tally_15_mean.py::test_mean_of_nothing_raises"], "acme__tally-15")]
     assert bugs_listed[0]["behaviour"] == "word_count ignores tabs"
     baseline = [t for t in (workload / "baseline_tests.txt").read_text().splitlines() if not t.startswith("#")]
     assert sorted(baseline) == sorted([*core, "tests/test_six.py::test_six_text"])

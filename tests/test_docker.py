@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, specsnap
+from conftest import specsnap
 
 from sdcs_bench.sandbox import make_backend
 

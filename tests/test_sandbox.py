@@ -53,6 +53,41 @@ def test_the_leak_probe_reports_what_it_sees_and_fails_when_it_cannot_look(isola
         isolated_backend.leak_probe(sandbox, home, [hidden])
 
 
+def test_the_guards_check_runs_after_the_leak_probe_in_the_same_sandbox(isolated_backend, make_sandbox, tmp_path):
+    """Before a cut session one sandbox start does both: the probe (what it sees is still named),
+    then the guard's check, judged from its exit status and stderr: a guard git runs refuses the
+    update with its own message; one git no longer runs lets it land, which is judged unverified
+    and taken back out. A probe whose command did not get to say how it ended is a failed check."""
+    from sdcs_bench.sandbox.base import SANDBOX_MARKER, base_env, sandbox_marker
+    from sdcs_bench.sandbox.guard_install import VERIFY_COMMAND, VERIFY_REF, judge_verify, verifying
+
+    sandbox, home = make_sandbox(), _home(tmp_path)
+    hidden = project_root() / "tiers"
+    env = {**base_env(home), SANDBOX_MARKER: sandbox_marker(sandbox)}
+    with verifying(sandbox):
+        probe = isolated_backend.probe(sandbox, home, [hidden, sandbox], then=VERIFY_COMMAND, env=env)
+        assert probe.visible == [sandbox] and probe.status not in (0, None), probe
+        assert judge_verify(sandbox, home, isolated_backend, env, probe.status, probe.stderr) == {"verified": True}
+    (sandbox / ".git" / "hooks" / "reference-transaction").unlink()  # a guard git no longer runs
+    with verifying(sandbox):
+        probe = isolated_backend.probe(sandbox, home, [hidden], then=VERIFY_COMMAND, env=env)
+        assert probe.visible == [] and probe.status == 0, probe
+        judged = judge_verify(sandbox, home, isolated_backend, env, probe.status, probe.stderr)
+    assert judged["verified"] is False and "did not run the guard hook" in judged["problem"], judged
+    refs = subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=sandbox, capture_output=True, text=True)
+    assert VERIFY_REF not in refs.stdout.split(), "the update that landed was not taken back out"
+    # (the probe's last line, how the command ended, missing: the probe did not run to its end)
+    done = b"specsnap-probe-done\n"
+    original = isolated_backend.run
+    try:
+        isolated_backend.run = lambda *a, **k: (0, done, b"")
+        with pytest.raises(SandboxLeak, match="did not run"):
+            isolated_backend.probe(sandbox, home, [hidden], then=VERIFY_COMMAND, env=env)
+        assert isolated_backend.probe(sandbox, home, [hidden]).visible == []
+    finally:
+        isolated_backend.run = original
+
+
 def test_can_write_only_its_own_directory(isolated_backend, make_sandbox, tmp_path):
     sandbox, home = make_sandbox(), _home(tmp_path)
     env = {"PATH": "/usr/bin:/bin"}

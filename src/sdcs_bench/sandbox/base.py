@@ -9,7 +9,7 @@ import sys
 import sysconfig
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import IO, ClassVar
+from typing import IO, ClassVar, NamedTuple
 
 from sdcs_bench.core.paths import default_work_root, installed_checkout, project_root
 from sdcs_bench.sandbox import confine
@@ -192,22 +192,45 @@ class Backend(ABC):
         that did not run to its end (no shell, a sandbox that would not start) is a failed check,
         never an empty answer. (A shell's test, not an interpreter: the probe runs before every
         session, and a Python's start cost it three times the sandbox's own.)"""
+        return self.probe(workdir, home, secrets).visible
+
+    def probe(self, workdir: Path, home: Path, secrets: list[Path], then: tuple[str, ...] = (),
+              env: dict[str, str] | None = None) -> Probe:
+        """:meth:`leak_probe`, and then, in the same sandbox (one start for both: the guard's check
+        before a cut session, :mod:`sdcs_bench.sandbox.guard_install`), the command ``then``, whose
+        exit status and stderr are returned with what was visible."""
         try:
             code, out, err = self.run(
-                ["/bin/sh", "-c", _PROBE, "probe", *map(str, secrets)],
-                workdir=workdir, home=home, env=base_env(home), timeout=60,
+                ["/bin/sh", "-c", _PROBE, "probe", str(len(secrets)), *map(str, secrets), *then],
+                workdir=workdir, home=home, env=env or base_env(home), timeout=60 if not then else 180,
             )
         except OSError as exc:
             raise SandboxLeak(f"the leak probe did not run in the sandbox: {exc}") from None
         lines = out.decode(errors="replace").splitlines()
-        if code != 0 or not lines or lines[-1] != _PROBE_DONE:
+        said = err.decode(errors="replace")
+        done = lines.index(_PROBE_DONE) if _PROBE_DONE in lines else None
+        status = lines[-1].removeprefix(_THEN_DONE) if lines and lines[-1].startswith(_THEN_DONE) else None
+        if code != 0 or done is None or (then and (status is None or not status.strip().isdigit())) or \
+                (not then and done != len(lines) - 1):
             raise SandboxLeak(f"the leak probe did not run in the sandbox (exit status {code}): "
-                              f"{err.decode(errors='replace').strip()[-300:] or 'no output'}")
-        return [Path(line) for line in lines[:-1] if line]
+                              f"{said.strip()[-300:] or 'no output'}")
+        return Probe([Path(line) for line in lines[:done] if line], int(status) if then else None, said)
+
+
+class Probe(NamedTuple):
+    """What :meth:`Backend.probe` found: the secret paths visible in the sandbox, and the exit status
+    of the command run after the probe (None: none was) with the sandbox's stderr."""
+
+    visible: list[Path]
+    status: int | None
+    stderr: str
 
 
 _PROBE_DONE = "specsnap-probe-done"
-_PROBE = f'for p do if [ -e "$p" ]; then printf "%s\\n" "$p"; fi; done; echo {_PROBE_DONE}'
+_THEN_DONE = "specsnap-then-status "
+# Its arguments: how many secret paths, the paths, then the command to run after it (if any).
+_PROBE = ('n=$1; shift; while [ "$n" -gt 0 ]; do if [ -e "$1" ]; then printf "%s\\n" "$1"; fi; shift; '
+          f'n=$((n - 1)); done; echo {_PROBE_DONE}; if [ $# -gt 0 ]; then "$@"; echo "{_THEN_DONE}$?"; fi')
 
 SANDBOX_MARKER = "SPECSNAP_SANDBOX"
 

@@ -13,6 +13,7 @@ import os
 import stat
 import subprocess
 from collections.abc import Iterable
+from contextlib import contextmanager
 from pathlib import Path
 
 from sdcs_bench.core import safefs
@@ -99,22 +100,39 @@ def set_guard(repo: Path, state: str) -> None:
     safefs.write_file(Path(repo), ".git/specsnap/guard", (state + "\n").encode(), replace_dirs=True)
 
 
+VERIFY_REF = "refs/specsnap/verify"
+VERIFY_COMMAND = ("git", "update-ref", VERIFY_REF, "HEAD")  # (run in the sandbox while the state is ``verify``)
+
+
 def verify_guard(repo: Path, home: Path, backend, env: dict[str, str]) -> dict:
     """Check, inside the sandbox and with the repository's own configuration, that git runs the
     guard: with the state ``verify``, a ref update must be refused with the guard's own message.
     A guard that does not answer (a configuration the agent left sends git elsewhere) is reported
-    ``verified: false``, which makes the session's integrity check fail (never a valid trial)."""
-    repo = Path(repo)
-    set_guard(repo, "verify")
-    probe = "refs/specsnap/verify"
+    ``verified: false``, which makes the session's integrity check fail (never a valid trial). (An
+    isolating backend runs the same command after its leak probe instead, in one sandbox start:
+    :func:`verifying` and :func:`judge_verify`.)"""
+    with verifying(repo):
+        code, _, err = backend.run(list(VERIFY_COMMAND), workdir=repo, home=home, env=env, timeout=120)
+        return judge_verify(repo, home, backend, env, code, err.decode(errors="replace"))
+
+
+@contextmanager
+def verifying(repo: Path):
+    """The guard in the state ``verify`` (a ref update refused with the guard's own message), then
+    ``off`` again, whatever happened in between."""
+    set_guard(Path(repo), "verify")
     try:
-        code, _, err = backend.run(["git", "update-ref", probe, "HEAD"], workdir=repo, home=home, env=env, timeout=120)
-        said = err.decode(errors="replace")
-        verified = code not in (0, None) and VERIFIED in said
-        if code == 0:  # the update landed: the guard did not run; take the probe's ref back out
-            backend.run(["git", "update-ref", "-d", probe], workdir=repo, home=home, env=env, timeout=120)
+        yield
     finally:
-        set_guard(repo, "off")
+        set_guard(Path(repo), "off")
+
+
+def judge_verify(repo: Path, home: Path, backend, env: dict[str, str], code: int | None, said: str) -> dict:
+    """What :data:`VERIFY_COMMAND`'s exit status and stderr say of the guard (called while the state is
+    still ``verify``); an update that landed (the guard did not run) is taken back out."""
+    verified = code not in (0, None) and VERIFIED in said
+    if code == 0:
+        backend.run(["git", "update-ref", "-d", VERIFY_REF], workdir=Path(repo), home=home, env=env, timeout=120)
     result = {"verified": verified}
     if not verified:
         result["problem"] = ("git in the sandbox did not run the guard hook "

@@ -40,10 +40,13 @@ def _scan(root: Path, rel: str, canary: bytes) -> str | None:
 
 
 @timed("leak check")
-def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend, carried: Iterable[str] = ()) -> dict:
+def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend, carried: Iterable[str] = (),
+               then: tuple[str, ...] = (), env: dict[str, str] | None = None) -> dict:
     """Nothing hidden in the sandbox (no file with the workload's canary, no copy of a hidden test or
     gold file), nor in the files a continuation ``carried`` into the HOME (relative to it), and,
-    with an isolating backend, nothing hidden visible from inside."""
+    with an isolating backend, nothing hidden visible from inside. With an isolating backend,
+    ``then`` runs in the probe's sandbox after it (``env`` its environment); its exit status and
+    stderr are under ``"then"`` (for the caller: not part of the record)."""
     problems: list[str] = []
     canary = workload.canary.encode()
     secrets = secret_file_hashes(workload)
@@ -62,10 +65,12 @@ def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend, 
             problems.append(f"{rel} carries the workload's canary string")
         elif found in secrets:
             problems.append(f"{rel} is a copy of a hidden test or gold file")
-    visible: list[Path] = []
+    after: dict = {}
     if backend.isolated:
-        visible = backend.leak_probe(workdir, home, workload.secret_dirs())
-        problems += [f"{p} is visible from inside the sandbox" for p in visible]
+        probe = backend.probe(workdir, home, workload.secret_dirs(), then=then, env=env)
+        problems += [f"{p} is visible from inside the sandbox" for p in probe.visible]
+        if then:
+            after["then"] = (probe.status, probe.stderr)
     if problems:
         raise SandboxLeak("leak check failed: " + "; ".join(problems))
-    return {"files_checked": checked, "isolated": backend.isolated, "backend": backend.name, "ok": True}
+    return {"files_checked": checked, "isolated": backend.isolated, "backend": backend.name, "ok": True, **after}

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sdcs_bench.trial.standards import (FOLLOWS, ISSUER_FILE, QUEUE_FILE, STYLE_FILE, SURFACES, Handler, Layout,
-                                        StandardsSpec, follows, handler_key)
+from sdcs_bench.trial.standards import (FOLLOWS, STYLE_FILE, SURFACES, Handler, Layout, StandardsSpec, follows,
+                                        handler_key)
 
 LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log"}
 _SNAKE_KEY = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)+$")

@@ -22,7 +22,8 @@ from sdcs_bench.trial.components import AgentConfig
 from sdcs_bench.session.cleave import CleaveController
 from sdcs_bench.session.integrity import known_commits, qualifying_state, session_integrity
 from sdcs_bench.sandbox.guard import exempt_patterns
-from sdcs_bench.sandbox.guard_install import install_guard, set_guard, verify_guard
+from sdcs_bench.sandbox.guard_install import (VERIFY_COMMAND, install_guard, judge_verify, set_guard, verify_guard,
+                                              verifying)
 from sdcs_bench.core import safefs
 from sdcs_bench.core.gitutil import GitError, RepoView, head
 from sdcs_bench.sandbox.leakcheck import leak_check
@@ -165,11 +166,8 @@ def _proxy(ctx: SessionContext, harness, controller: CleaveController, script: R
 def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, script: ReplayScript | None,
          keep_meter: bool = False, budget: Budget | None = None, credential: str | None = None,
          keep_conversation: bool = False) -> dict[str, Any]:
-    # (what a resume carried into the HOME is checked as the sandbox is: no hidden test, no canary)
-    leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend,
-                      carried=(ctx.continuation or {}).get("carried_in") or ())
     exempt = exempt_patterns(ctx.workload.protected, ctx.arm.memory_files)
-    guard = _prepare_guard(ctx, backend, exempt)
+    leak, guard = _leak_check_and_guard(ctx, backend, exempt)
     with span("cleave bookkeeping"):
         start_head = _head(ctx.workdir)
         commits_before = known_commits(ctx.workdir)
@@ -231,21 +229,38 @@ def _run(ctx: SessionContext, harness, backend: Backend, timeout_s: float, scrip
     return record
 
 
+def _leak_check_and_guard(ctx: SessionContext, backend: Backend, exempt) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Before every session: the leak check (what a resume carried into the HOME is checked as the
+    sandbox is: no hidden test, no canary), and the git guard put back as SpecSnap made it (an
+    earlier session may have replaced, unlinked or disabled it) and, before a cleaved session,
+    verified inside the sandbox: that git runs it. With an isolating backend the guard's check runs
+    in the leak probe's sandbox, after the probe (one sandbox start for both). A guard that cannot
+    be verified is recorded, and the session's integrity check fails (the trial is never valid)."""
+    guard = _install_guard(ctx, exempt)
+    verify = ctx.session.cleave.active and guard["reinstalled"]
+    env = {**base_env(ctx.home), SANDBOX_MARKER: sandbox_marker(ctx.workdir)}
+    carried = (ctx.continuation or {}).get("carried_in") or ()
+    if not (verify and backend.isolated):
+        leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend, carried=carried)
+        if verify:
+            with span("guard"):
+                guard.update(verify_guard(ctx.workdir, ctx.home, backend, env))
+        return leak, guard
+    with verifying(ctx.workdir):
+        leak = leak_check(ctx.workdir, ctx.home, ctx.workload, backend, carried=carried, then=VERIFY_COMMAND, env=env)
+        code, said = leak.pop("then")
+        with span("guard"):
+            guard.update(judge_verify(ctx.workdir, ctx.home, backend, env, code, said))
+    return leak, guard
+
+
 @timed("guard")
-def _prepare_guard(ctx: SessionContext, backend: Backend, exempt) -> dict[str, Any]:
-    """Before every session: put the git guard back as SpecSnap made it (an earlier session may
-    have replaced, unlinked or disabled it) and, before a cleaved session, verify inside the
-    sandbox that git runs it. A guard that cannot be verified is recorded, and the session's
-    integrity check fails (the trial is never valid)."""
+def _install_guard(ctx: SessionContext, exempt) -> dict[str, Any]:
     try:
         repaired = install_guard(ctx.workdir, exempt)
     except (GitError, OSError) as exc:
         return {"reinstalled": False, "verified": False, "problem": f"the guard could not be installed: {exc}"}
-    guard: dict[str, Any] = {"reinstalled": True, "repaired": repaired}
-    if ctx.session.cleave.active:
-        env = {**base_env(ctx.home), SANDBOX_MARKER: sandbox_marker(ctx.workdir)}
-        guard.update(verify_guard(ctx.workdir, ctx.home, backend, env))
-    return guard
+    return {"reinstalled": True, "repaired": repaired}
 
 
 def _infra_failure(record: dict[str, Any], rows: list[dict[str, Any]]) -> str | None:
