@@ -289,6 +289,17 @@ def test_a_guard_disabled_by_an_earlier_session_is_reinstalled(tmp_path, backend
     assert_held(h)
 
 
+def test_a_guard_an_included_configuration_turns_off_is_recorded_unverified(tmp_path, backend):
+    """A core.hooksPath in a file .git/config includes survives the reinstall (includes are not
+    followed by the host): the next cut session records its guard unverified, and the session's
+    integrity check fails; a record, never a crashed job (the check runs the agent's configuration)."""
+    plant = "git config -f .git/elsewhere.conf core.hooksPath /dev/null && git config include.path elsewhere.conf"
+    h = run_hostile(tmp_path, [plant, f"{EDIT} && {WAIT}"], backend, cleave=["none", "first_py_edit"])
+    guard = h.records[1]["guard"]
+    assert guard["verified"] is False and "did not run the guard hook" in guard["problem"], guard
+    assert h.records[1]["cleave"]["integrity"]["ok"] is False, h.records[1]["cleave"]
+
+
 def test_hooks_and_configuration_an_agent_left_are_recorded_as_surviving(tmp_path, backend):
     pwn = Pwn()
     h = run_hostile(tmp_path, [f"{_plant(pwn, 'hooks')} && {_plant(pwn, 'diff_external')} && "

@@ -76,14 +76,19 @@ def test_the_guards_check_runs_after_the_leak_probe_in_the_same_sandbox(isolated
     assert judged["verified"] is False and "did not run the guard hook" in judged["problem"], judged
     refs = subprocess.run(["git", "for-each-ref", "--format=%(refname)"], cwd=sandbox, capture_output=True, text=True)
     assert VERIFY_REF not in refs.stdout.split(), "the update that landed was not taken back out"
-    # (the probe's last line, how the command ended, missing: the probe did not run to its end)
-    done = b"specsnap-probe-done\n"
+    # The command after the probe may run the agent's own hook: one that garbles the last line or
+    # kills the shell leaves how it ended unsaid (judged unverified), never the probe's answer.
+    for garbling in (("sh", "-c", "printf x"), ("sh", "-c", "kill -KILL $PPID")):
+        probe = isolated_backend.probe(sandbox, home, [hidden, sandbox], then=garbling, env=env)
+        assert probe.visible == [sandbox] and probe.status is None, (garbling, probe)
+        assert judge_verify(sandbox, home, isolated_backend, env, probe.status, probe.stderr)["verified"] is False
+    # (no "done" line: the probe did not run to its end, with a command after it or not)
     original = isolated_backend.run
     try:
-        isolated_backend.run = lambda *a, **k: (0, done, b"")
-        with pytest.raises(SandboxLeak, match="did not run"):
-            isolated_backend.probe(sandbox, home, [hidden], then=VERIFY_COMMAND, env=env)
-        assert isolated_backend.probe(sandbox, home, [hidden]).visible == []
+        isolated_backend.run = lambda *a, **k: (0, f"{sandbox}\n".encode(), b"")
+        for then in (VERIFY_COMMAND, ()):
+            with pytest.raises(SandboxLeak, match="did not run"):
+                isolated_backend.probe(sandbox, home, [hidden], then=then, env=env)
     finally:
         isolated_backend.run = original
 

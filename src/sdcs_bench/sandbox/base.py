@@ -198,7 +198,10 @@ class Backend(ABC):
               env: dict[str, str] | None = None) -> Probe:
         """:meth:`leak_probe`, and then, in the same sandbox (one start for both: the guard's check
         before a cut session, :mod:`sdcs_bench.sandbox.guard_install`), the command ``then``, whose
-        exit status and stderr are returned with what was visible."""
+        exit status and stderr are returned with what was visible. The probe's answer is complete
+        once it has said so (``then`` starts after that, and output is only appended); how ``then``
+        ended is None when it did not say (it hung, killed the shell, garbled the last line: it may
+        run the agent's own hook), which its caller judges, never a failed probe."""
         try:
             code, out, err = self.run(
                 ["/bin/sh", "-c", _PROBE, "probe", str(len(secrets)), *map(str, secrets), *then],
@@ -209,12 +212,12 @@ class Backend(ABC):
         lines = out.decode(errors="replace").splitlines()
         said = err.decode(errors="replace")
         done = lines.index(_PROBE_DONE) if _PROBE_DONE in lines else None
-        status = lines[-1].removeprefix(_THEN_DONE) if lines and lines[-1].startswith(_THEN_DONE) else None
-        if code != 0 or done is None or (then and (status is None or not status.strip().isdigit())) or \
-                (not then and done != len(lines) - 1):
+        if done is None or (not then and (code != 0 or done != len(lines) - 1)):
             raise SandboxLeak(f"the leak probe did not run in the sandbox (exit status {code}): "
                               f"{said.strip()[-300:] or 'no output'}")
-        return Probe([Path(line) for line in lines[:done] if line], int(status) if then else None, said)
+        last = lines[-1].removeprefix(_THEN_DONE) if lines[-1].startswith(_THEN_DONE) else ""
+        status = int(last) if then and code == 0 and done < len(lines) - 1 and last.isdigit() else None
+        return Probe([Path(line) for line in lines[:done] if line], status, said)
 
 
 class Probe(NamedTuple):

@@ -129,9 +129,10 @@ def verifying(repo: Path):
 
 def judge_verify(repo: Path, home: Path, backend, env: dict[str, str], code: int | None, said: str) -> dict:
     """What :data:`VERIFY_COMMAND`'s exit status and stderr say of the guard (called while the state is
-    still ``verify``); an update that landed (the guard did not run) is taken back out."""
+    still ``verify``); an update that landed, or may have (the guard did not run; the command did
+    not say how it ended), is taken back out."""
     verified = code not in (0, None) and VERIFIED in said
-    if code == 0:
+    if code in (0, None):
         backend.run(["git", "update-ref", "-d", VERIFY_REF], workdir=Path(repo), home=home, env=env, timeout=120)
     result = {"verified": verified}
     if not verified:

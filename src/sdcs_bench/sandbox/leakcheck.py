@@ -65,6 +65,8 @@ def leak_check(workdir: Path, home: Path, workload: Workload, backend: Backend, 
             problems.append(f"{rel} carries the workload's canary string")
         elif found in secrets:
             problems.append(f"{rel} is a copy of a hidden test or gold file")
+    if problems:  # (before the probe: a sandbox start less for a check that has failed)
+        raise SandboxLeak("leak check failed: " + "; ".join(problems))
     after: dict = {}
     if backend.isolated:
         probe = backend.probe(workdir, home, workload.secret_dirs(), then=then, env=env)
