@@ -53,7 +53,8 @@ def test_the_leak_probe_reports_what_it_sees_and_fails_when_it_cannot_look(isola
         isolated_backend.leak_probe(sandbox, home, [hidden])
 
 
-def test_the_guards_check_runs_after_the_leak_probe_in_the_same_sandbox(isolated_backend, make_sandbox, tmp_path):
+def test_the_guards_check_runs_after_the_leak_probe_in_the_same_sandbox(isolated_backend, make_sandbox, tmp_path,
+                                                                          monkeypatch):
     """Before a cut session one sandbox start does both: the probe (what it sees is still named),
     then the guard's check, judged from its exit status and stderr: a guard git runs refuses the
     update with its own message; one git no longer runs lets it land, which is judged unverified
@@ -83,14 +84,10 @@ def test_the_guards_check_runs_after_the_leak_probe_in_the_same_sandbox(isolated
         assert probe.visible == [sandbox] and probe.status is None, (garbling, probe)
         assert judge_verify(sandbox, home, isolated_backend, env, probe.status, probe.stderr)["verified"] is False
     # (no "done" line: the probe did not run to its end, with a command after it or not)
-    original = isolated_backend.run
-    try:
-        isolated_backend.run = lambda *a, **k: (0, f"{sandbox}\n".encode(), b"")
-        for then in (VERIFY_COMMAND, ()):
-            with pytest.raises(SandboxLeak, match="did not run"):
-                isolated_backend.probe(sandbox, home, [hidden], then=then, env=env)
-    finally:
-        isolated_backend.run = original
+    monkeypatch.setattr(isolated_backend, "run", lambda *a, **k: (0, f"{sandbox}\n".encode(), b""))
+    for then in (VERIFY_COMMAND, ()):
+        with pytest.raises(SandboxLeak, match="did not run"):
+            isolated_backend.probe(sandbox, home, [hidden], then=then, env=env)
 
 
 def test_can_write_only_its_own_directory(isolated_backend, make_sandbox, tmp_path):
